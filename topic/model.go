@@ -1,5 +1,13 @@
 package topic
 
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
+)
+
 // Model is a trained topic model: the topic-word distributions Φ, the
 // vocabulary they are indexed by, the hyperparameters and where the model
 // came from.
@@ -19,25 +27,121 @@ type Model struct {
 // Provenance records how a model was made, so a seed plus the recorded
 // parameters reproduce it.
 type Provenance struct {
-	Method     string            // "lda", "slda", "ftm", ...
-	Params     map[string]string // method parameters as given on the command line
-	Seed       uint64
-	Iterations int
-	Rounds     int
-	Corpus     string // corpus description (file names, document and token counts)
-	Created    string // RFC 3339 time of creation
-	Version    string // fedtopic version that wrote the model
-	Privacy    []PrivacySpend
+	Method     string            `json:"method"`               // "lda", "slda", "ftm", ...
+	Params     map[string]string `json:"params,omitempty"`     // method parameters as given on the command line
+	Seed       uint64            `json:"seed"`                 // the run's seed
+	Iterations int               `json:"iterations,omitempty"` // sampler iterations (per round, for federated runs)
+	Rounds     int               `json:"rounds,omitempty"`     // federated rounds, 0 for centralized training
+	Corpus     string            `json:"corpus,omitempty"`     // corpus description (file names, document and token counts)
+	Created    string            `json:"created,omitempty"`    // RFC 3339 time of creation
+	Version    string            `json:"version,omitempty"`    // fedtopic version that wrote the model
+	Privacy    []PrivacySpend    `json:"privacy,omitempty"`    // privacy spent, one entry per party
 }
 
 // PrivacySpend is the privacy cost one party paid for a model, as reported
 // by the accountant.
 type PrivacySpend struct {
-	Party   string
-	Epsilon float64
-	Delta   float64
-	Unit    string // privacy unit: "word occurrence", "document", ...
+	Party   string  `json:"party"`
+	Epsilon float64 `json:"epsilon"`
+	Delta   float64 `json:"delta"`
+	Unit    string  `json:"unit"` // privacy unit: "word occurrence", "document", ...
 }
 
 // Row returns p(·|k), a view into Phi.
 func (m *Model) Row(k int) []float64 { return m.Phi[k*m.V : (k+1)*m.V] }
+
+// RowSumTolerance is how far a row of Phi may sum from 1 and still be
+// accepted by Validate. Rows drawn or normalized in float64 sum to 1 within
+// V·2⁻⁵³, far inside it; rows written with fewer digits by another tool may
+// need ReadJSON's renormalization.
+const RowSumTolerance = 1e-6
+
+// Validate reports every way m is not a well-formed model, joined with
+// errors.Join: K and V at least 1, Phi of K×V finite non-negative entries
+// whose rows sum to 1 within RowSumTolerance, V distinct non-empty valid
+// UTF-8 words without line breaks, Alpha empty (unknown) or K finite
+// positive entries, Beta finite and non-negative (0 when unknown), and
+// finite non-negative privacy spends. A nil model is invalid.
+func (m *Model) Validate() error {
+	if m == nil {
+		return errors.New("topic: nil model")
+	}
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("topic: "+format, args...))
+	}
+	if m.K < 1 {
+		bad("K = %d, want at least 1", m.K)
+	}
+	if m.V < 1 {
+		bad("V = %d, want at least 1", m.V)
+	}
+	if m.K >= 1 && m.V >= 1 {
+		if len(m.Phi) != m.K*m.V {
+			bad("Phi has %d entries, want K×V = %d×%d = %d", len(m.Phi), m.K, m.V, m.K*m.V)
+		} else {
+			errs = append(errs, checkRows(m.Phi, m.K, m.V))
+		}
+	}
+	if m.V >= 1 && len(m.Vocab) != m.V {
+		bad("vocabulary has %d words, want V = %d", len(m.Vocab), m.V)
+	}
+	errs = append(errs, checkVocab(m.Vocab))
+	if len(m.Alpha) != 0 && len(m.Alpha) != m.K {
+		bad("Alpha has %d entries, want K = %d (or none)", len(m.Alpha), m.K)
+	}
+	for k, a := range m.Alpha {
+		if !(a > 0) || math.IsInf(a, 0) {
+			bad("Alpha[%d] = %v, want finite and positive", k, a)
+			break
+		}
+	}
+	if !(m.Beta >= 0) || math.IsInf(m.Beta, 0) {
+		bad("Beta = %v, want finite and non-negative", m.Beta)
+	}
+	for i, p := range m.Prov.Privacy {
+		if !(p.Epsilon >= 0) || math.IsInf(p.Epsilon, 0) || !(p.Delta >= 0) || p.Delta >= 1 {
+			bad("privacy spend %d (party %q): ε = %v, δ = %v, want finite ε ≥ 0 and 0 ≤ δ < 1", i, p.Party, p.Epsilon, p.Delta)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkRows reports the first non-finite or negative entry of the k×v
+// matrix phi and the first row that does not sum to 1.
+func checkRows(phi []float64, k, v int) error {
+	for t := range k {
+		s := 0.0
+		for w, x := range phi[t*v : (t+1)*v] {
+			if !(x >= 0) || math.IsInf(x, 0) {
+				return fmt.Errorf("topic: Phi[%d][%d] = %v, want a finite non-negative probability", t, w, x)
+			}
+			s += x
+		}
+		if math.Abs(s-1) > RowSumTolerance {
+			return fmt.Errorf("topic: row %d of Phi sums to %v, want 1 (±%g)", t, s, RowSumTolerance)
+		}
+	}
+	return nil
+}
+
+// checkVocab reports the first empty, duplicate, non-UTF-8 or multi-line
+// word.
+func checkVocab(vocab []string) error {
+	seen := make(map[string]int, len(vocab))
+	for w, s := range vocab {
+		switch {
+		case s == "":
+			return fmt.Errorf("topic: vocabulary word %d is empty", w)
+		case !utf8.ValidString(s):
+			return fmt.Errorf("topic: vocabulary word %d (%q) is not valid UTF-8", w, s)
+		case strings.ContainsAny(s, "\n\r"):
+			return fmt.Errorf("topic: vocabulary word %d (%q) contains a line break", w, s)
+		}
+		if prev, ok := seen[s]; ok {
+			return fmt.Errorf("topic: vocabulary word %q appears twice (ids %d and %d)", s, prev, w)
+		}
+		seen[s] = w
+	}
+	return nil
+}
