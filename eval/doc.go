@@ -25,8 +25,14 @@
 //
 // Usage:
 //
+//	rep, err := eval.Evaluate(ctx, model, eval.Data{Test: test, Train: train, Reference: ref},
+//		eval.Config{Infer: topic.InferConfig{Seed: 1}})
+//	rep.WriteTable(os.Stdout) // or json.Marshal(rep) for `fedtopic eval --json`
+//
 //	res, err := eval.Recovery(planted.Phi, model.Phi, k, v)
 //	fmt.Println(res.Recovered, "of", k, "topics recovered; mean distance", res.Mean)
+//
+// See example_test.go for runnable examples.
 //
 // Determinism: every metric is a deterministic function of its inputs (and,
 // for perplexity, of the seed passed to the fold-in sampler); reductions run
