@@ -43,7 +43,7 @@ func TestWriteJSON(t *testing.T) {
 }
 
 func TestJSONRoundTripExact(t *testing.T) {
-	m := randomModel(11, 6, 200, 0.1)
+	m := randomModel(t, 11, 6, 200, 0.1)
 	m.Prov = Provenance{}
 	var b bytes.Buffer
 	if err := WriteJSON(&b, m); err != nil {

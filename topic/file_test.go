@@ -49,7 +49,7 @@ func withHeader(t *testing.T, b []byte, hdr string) []byte {
 }
 
 func TestWriteReadRoundTrip(t *testing.T) {
-	for _, m := range []*Model{tinyModel(), randomModel(1, 7, 300, 0.3), {K: 1, V: 1, Phi: []float64{1}, Vocab: []string{"ü"}}} {
+	for _, m := range []*Model{tinyModel(), randomModel(t, 1, 7, 300, 0.3), {K: 1, V: 1, Phi: []float64{1}, Vocab: []string{"ü"}}} {
 		got, err := Read(bytes.NewReader(encode(t, m)))
 		if err != nil {
 			t.Fatalf("Read(Write(model K=%d V=%d)): %v", m.K, m.V, err)
@@ -91,11 +91,11 @@ func TestGoldenFile(t *testing.T) {
 func TestSaveLoad(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "model.ftm")
-	m := randomModel(2, 5, 100, 1)
+	m := randomModel(t, 2, 5, 100, 1)
 	if err := Save(path, m); err != nil {
 		t.Fatalf("Save: %v", err)
 	}
-	m2 := randomModel(3, 5, 100, 1)
+	m2 := randomModel(t, 3, 5, 100, 1)
 	if err := Save(path, m2); err != nil {
 		t.Fatalf("Save over an existing file: %v", err)
 	}
@@ -106,7 +106,7 @@ func TestSaveLoad(t *testing.T) {
 	if diff := cmp.Diff(m2, got, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("Load(Save(m)) (-want +got):\n%s", diff)
 	}
-	bad := randomModel(4, 5, 100, 1)
+	bad := randomModel(t, 4, 5, 100, 1)
 	bad.Phi[0] = math.NaN()
 	if err := Save(filepath.Join(dir, "bad.ftm"), bad); err == nil {
 		t.Error("Save(invalid model) = nil; want an error")
@@ -243,7 +243,7 @@ func FuzzRead(f *testing.F) {
 	good := encode(f, tinyModel())
 	f.Add(good)
 	f.Add(good[:40])
-	f.Add(encode(f, randomModel(5, 3, 20, 1)))
+	f.Add(encode(f, randomModel(f, 5, 3, 20, 1)))
 	f.Add([]byte("FEDTOPIC"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Read(bytes.NewReader(data))

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fedtopic/fedtopic/corpus"
+	"github.com/fedtopic/fedtopic/corpus/synth"
 )
 
 // docsOf builds a corpus from word-id lists.
@@ -140,8 +141,7 @@ func TestInferMatchesExactPosterior(t *testing.T) {
 }
 
 func TestInferWorkersDoNotChangeResult(t *testing.T) {
-	m := randomModel(4, 10, 200, 0.3)
-	docs := randomDocs(5, m, 3*InferBlockDocs+17, 20)
+	m, docs := synthModel(t, 4, synth.Config{K: 10, V: 200, Beta: 0.3, Docs: 3*InferBlockDocs + 17, DocLen: 20})
 	var first []float64
 	for _, workers := range []int{1, 2, 7} {
 		theta, err := m.Infer(context.Background(), docs, InferConfig{Seed: 9, Workers: workers})
@@ -214,8 +214,7 @@ func TestInferErrors(t *testing.T) {
 // K = 50 over V = 5,000, the inference target of the project (under one
 // second).
 func BenchmarkInfer(b *testing.B) {
-	m := randomModel(6, 50, 5000, 0.1)
-	docs := randomDocs(7, m, 10000, 15)
+	m, docs := synthModel(b, 6, synth.Config{K: 50, V: 5000, Beta: 0.1, Docs: 10000, DocLen: 15, FixedLen: true})
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := m.Infer(context.Background(), docs, InferConfig{Seed: 1}); err != nil {

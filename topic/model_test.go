@@ -7,62 +7,37 @@ import (
 	"testing"
 
 	"github.com/fedtopic/fedtopic/corpus"
+	"github.com/fedtopic/fedtopic/corpus/synth"
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
 
-// randomModel returns a valid model with k topics over v words whose rows
-// are Dirichlet(conc) draws, seeded.
-func randomModel(seed uint64, k, v int, conc float64) *Model {
-	r := rng.Derive(seed, "test", "model")
-	m := &Model{K: k, V: v, Phi: make([]float64, k*v), Vocab: make([]string, v), Alpha: make([]float64, k), Beta: 0.01}
+// synthModel draws a corpus from LDA's generative process (corpus/synth)
+// and returns its true topics as a valid Model with α = 0.1, together with
+// the corpus. cfg's zero fields take synth's defaults.
+func synthModel(t testing.TB, seed uint64, cfg synth.Config) (*Model, *corpus.Corpus) {
+	t.Helper()
+	cfg.WordsOnly = true
+	data, err := synth.Generate(cfg, rng.Derive(seed, "test", "synth"))
+	if err != nil {
+		t.Fatalf("synth.Generate: %v", err)
+	}
+	k, v := data.K, data.Corpus.V
+	m := &Model{K: k, V: v, Phi: data.Phi, Vocab: make([]string, v), Alpha: make([]float64, k), Beta: cfg.Beta}
 	for w := range v {
 		m.Vocab[w] = fmt.Sprintf("w%03d", w)
 	}
 	for t := range k {
 		m.Alpha[t] = 0.1
-		row := m.Row(t)
-		s := 0.0
-		for w := range row {
-			// Gamma(conc) for conc ≤ 1 via Gamma(conc+1)·U^(1/conc) would
-			// be exact; for tests an exponential power is enough spread.
-			row[w] = math.Pow(r.ExpFloat64(), 1/conc)
-			s += row[w]
-		}
-		for w := range row {
-			row[w] /= s
-		}
 	}
-	return m
+	return m, data.Corpus
 }
 
-// randomDocs draws nd documents of length n from model m (topic per token
-// uniform over a document's two random topics), seeded.
-func randomDocs(seed uint64, m *Model, nd, n int) *corpus.Corpus {
-	r := rng.Derive(seed, "test", "docs")
-	c := &corpus.Corpus{V: m.V, DocStart: make([]int, 1, nd+1)}
-	cum := make([]float64, m.V)
-	for range nd {
-		t1, t2 := r.IntN(m.K), r.IntN(m.K)
-		for range n {
-			t := t1
-			if r.IntN(2) == 1 {
-				t = t2
-			}
-			s := 0.0
-			for w, p := range m.Row(t) {
-				s += p
-				cum[w] = s
-			}
-			u := r.Float64() * s
-			w := 0
-			for w < m.V-1 && cum[w] <= u {
-				w++
-			}
-			c.Words = append(c.Words, int32(w))
-		}
-		c.DocStart = append(c.DocStart, len(c.Words))
-	}
-	return c
+// randomModel returns the true topics of a small synthetic corpus with k
+// topics over v words drawn from Dirichlet(beta).
+func randomModel(t testing.TB, seed uint64, k, v int, beta float64) *Model {
+	t.Helper()
+	m, _ := synthModel(t, seed, synth.Config{K: k, V: v, Docs: 1, Beta: beta})
+	return m
 }
 
 // tinyModel is a hand-written valid model: 2 topics over 4 words.

@@ -36,7 +36,7 @@ func TestTopWords(t *testing.T) {
 }
 
 func TestTopWordsMatchesFullSort(t *testing.T) {
-	m := randomModel(9, 4, 500, 0.2)
+	m := randomModel(t, 9, 4, 500, 0.2)
 	for k := range m.K {
 		all := m.TopWords(k, m.V)
 		for i := 1; i < len(all); i++ {
