@@ -1,0 +1,724 @@
+package fed
+
+import (
+	"bytes"
+	"context"
+	"encoding"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fedtopic/fedtopic/internal/rng"
+	"github.com/fedtopic/fedtopic/privacy"
+)
+
+// CrashPoint names a place in the coordinator's round loop where a test can
+// stop the coordinator as if its process had been killed (RELIABILITY.md R-4).
+type CrashPoint int
+
+// The crash points of a round, in the order a round passes them.
+const (
+	CrashAfterRoundStart CrashPoint = iota + 1 // the round is open, nothing received
+	CrashMidCollection                         // the first reply has been accepted
+	CrashAfterAggregate                        // aggregated, checkpoint not yet written
+	CrashAfterPersist                          // checkpoint durable, next round not yet broadcast
+)
+
+// String returns the crash point's name.
+func (p CrashPoint) String() string {
+	switch p {
+	case CrashAfterRoundStart:
+		return "after-round-start"
+	case CrashMidCollection:
+		return "mid-collection"
+	case CrashAfterAggregate:
+		return "after-aggregate"
+	case CrashAfterPersist:
+		return "after-persist"
+	}
+	return "unknown"
+}
+
+// CoordinatorOptions holds a coordinator's collaborators. The zero value is
+// usable.
+type CoordinatorOptions struct {
+	// Logger receives structured logs; nil discards them. Logs never hold
+	// payload values.
+	Logger *slog.Logger
+	// OnRound, if set, is called from Run's goroutine with the record of
+	// every committed round (once its checkpoint is durable) and every
+	// attempt that missed its quorum.
+	OnRound func(RoundRecord)
+	// Crash, if set, is called at every crash point; a non-nil error makes
+	// Run return it at once, leaving state on disk exactly as a killed
+	// process would. For tests.
+	Crash func(p CrashPoint, round int) error
+	// Tokens is the source of round tokens. Nil: a generator keyed from
+	// crypto/rand.
+	Tokens *rand.Rand
+}
+
+// phase is where the coordinator's round loop is.
+type phase int
+
+const (
+	phaseIdle       phase = iota // before the first round or between rounds
+	phaseCollecting              // a round is open for replies
+	phaseClosed                  // the round's replies are being aggregated
+	phaseDone                    // the run is finished; the final step is served
+	phaseStopped                 // Run returned with an error; nothing is served
+)
+
+// reply is what a party sent in the open round.
+type reply struct {
+	ok      bool // an accepted update
+	payload []byte
+	spent   []privacy.Event
+	refusal string // non-empty: the party refused the round
+}
+
+func (r *reply) answered() bool { return r.ok || r.refusal != "" }
+
+// Coordinator runs the rounds of one federated run: it opens a round with a
+// broadcast, collects and validates the parties' updates until every live
+// party has replied or the deadline passes, aggregates if the quorum was
+// met, checkpoints, and broadcasts the next round. It implements Service;
+// transports call its methods concurrently while Run drives the rounds.
+type Coordinator struct {
+	cfg      CoordinatorConfig
+	agg      Aggregator
+	val      Validator
+	opts     CoordinatorOptions
+	log      *slog.Logger
+	quorum   int
+	ckptPath string // "" without a state directory
+	running  atomic.Bool
+
+	mu           sync.Mutex
+	changed      chan struct{} // closed and replaced on every state change
+	phase        phase
+	round        int // the open round, or the last one opened
+	attempt      int
+	token        []byte
+	bcast        Step // the open round's broadcast; the final step once done
+	committed    int
+	last         *RoundRecord // record of the last committed round
+	status       []PartyStatus
+	replies      []reply
+	rejected     []Rejection
+	rejoined     []bool
+	traffic      []Traffic // this attempt
+	total        []Traffic
+	fetchedFinal []bool
+	tokens       *rand.Rand
+}
+
+// NewCoordinator returns a coordinator for cfg. With a state directory it
+// resumes from the checkpoint there, failing at once with an error wrapping
+// ErrCheckpoint if the checkpoint is corrupted or belongs to another run;
+// without one (or with none written yet) it starts the run with agg.Init.
+func NewCoordinator(cfg CoordinatorConfig, agg Aggregator, val Validator, opts CoordinatorOptions) (*Coordinator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if agg == nil || val == nil {
+		return nil, errors.New("fed: coordinator needs an aggregator and a validator")
+	}
+	n := len(cfg.Parties)
+	c := &Coordinator{
+		cfg:          cfg,
+		agg:          agg,
+		val:          val,
+		opts:         opts,
+		log:          opts.Logger,
+		quorum:       cfg.quorum(),
+		changed:      make(chan struct{}),
+		status:       make([]PartyStatus, n),
+		replies:      make([]reply, n),
+		rejoined:     make([]bool, n),
+		traffic:      newTraffic(cfg.Parties),
+		total:        newTraffic(cfg.Parties),
+		fetchedFinal: make([]bool, n),
+		tokens:       opts.Tokens,
+	}
+	c.cfg.Parties = slices.Clone(cfg.Parties)
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if c.tokens == nil {
+		c.tokens = rng.Secure()
+	}
+	if cfg.StateDir != "" {
+		if _, ok := agg.(encoding.BinaryMarshaler); !ok {
+			return nil, errors.New("fed: coordinator with a state directory needs an aggregator that implements encoding.BinaryMarshaler")
+		}
+		if _, ok := agg.(encoding.BinaryUnmarshaler); !ok {
+			return nil, errors.New("fed: coordinator with a state directory needs an aggregator that implements encoding.BinaryUnmarshaler")
+		}
+		if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+			return nil, fmt.Errorf("fed: coordinator state: %w", err)
+		}
+		c.ckptPath = filepath.Join(cfg.StateDir, "checkpoint")
+		data, err := os.ReadFile(c.ckptPath)
+		switch {
+		case err == nil:
+			if err := c.restore(data); err != nil {
+				return nil, fmt.Errorf("fed: resume from %s: %w", c.ckptPath, err)
+			}
+			c.log.Info("resumed from checkpoint", "path", c.ckptPath, "committed", c.committed, "done", c.phase == phaseDone)
+			return c, nil
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("fed: coordinator state: %w", err)
+		}
+	}
+	step, err := agg.Init()
+	if err != nil {
+		return nil, fmt.Errorf("fed: aggregator init: %w", err)
+	}
+	c.bcast = step
+	if step.Done {
+		c.phase = phaseDone
+	}
+	if err := c.persist(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func newTraffic(ids []string) []Traffic {
+	t := make([]Traffic, len(ids))
+	for i, id := range ids {
+		t[i].Party = id
+	}
+	return t
+}
+
+// Run drives the run to its end: it waits for the parties to join, plays
+// rounds until the aggregator reports Done, then lets live parties collect
+// the final broadcast. It returns a *RoundError when a round misses its
+// quorum MaxAttempts times, and ctx's error when ctx ends. After an error
+// the coordinator stops serving (calls fail with ErrUnavailable). Run may be
+// called once.
+func (c *Coordinator) Run(ctx context.Context) (*Result, error) {
+	if !c.running.CompareAndSwap(false, true) {
+		return nil, errors.New("fed: coordinator: Run called twice")
+	}
+	res, err := c.run(ctx)
+	if err != nil {
+		c.mu.Lock()
+		c.phase = phaseStopped
+		c.signalLocked()
+		c.mu.Unlock()
+		return nil, err
+	}
+	return res, nil
+}
+
+func (c *Coordinator) run(ctx context.Context) (*Result, error) {
+	if c.last != nil && c.opts.OnRound != nil {
+		rec := *c.last
+		rec.Resumed = true
+		c.opts.OnRound(rec)
+	}
+	if !c.isDone() {
+		if err := c.waitJoin(ctx); err != nil {
+			return nil, err
+		}
+		for {
+			done, err := c.playRound(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if done {
+				break
+			}
+		}
+	}
+	c.linger(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return &Result{Rounds: c.committed, Final: c.bcast, Traffic: slices.Clone(c.total)}, nil
+}
+
+func (c *Coordinator) isDone() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.phase == phaseDone
+}
+
+// waitUntil blocks until cond (evaluated under c.mu) holds, timeout passes
+// (false) or ctx ends (its error).
+func (c *Coordinator) waitUntil(ctx context.Context, timeout time.Duration, cond func() bool) (bool, error) {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		c.mu.Lock()
+		ok, ch := cond(), c.changed
+		c.mu.Unlock()
+		if ok {
+			return true, nil
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return false, nil
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+}
+
+// waitJoin waits for every party to call in, or for the join timeout.
+func (c *Coordinator) waitJoin(ctx context.Context) error {
+	all, err := c.waitUntil(ctx, c.cfg.joinTimeout(), func() bool {
+		return !slices.ContainsFunc(c.status, func(s PartyStatus) bool { return !s.live() })
+	})
+	if err == nil && !all {
+		c.log.Warn("join timeout: starting without every party", "live", c.Parties())
+	}
+	return err
+}
+
+// linger waits until every live party has collected the final broadcast, or
+// for the linger timeout.
+func (c *Coordinator) linger(ctx context.Context) {
+	c.waitUntil(ctx, c.cfg.lingerTimeout(), func() bool {
+		for i, s := range c.status {
+			if s.live() && !c.fetchedFinal[i] {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// playRound plays one attempt at the next round. It reports whether the run
+// is done.
+func (c *Coordinator) playRound(ctx context.Context) (bool, error) {
+	start := time.Now()
+	r, attempt := c.open()
+	c.log.Info("round open", "round", r, "attempt", attempt)
+	if err := c.crash(CrashAfterRoundStart, r); err != nil {
+		return false, err
+	}
+	if err := c.collect(ctx, r); err != nil {
+		return false, err
+	}
+	updates, rec, capable := c.close(start)
+	if len(updates) < c.quorum {
+		err := fmt.Errorf("%w: %d valid updates, quorum %d", ErrQuorum, len(updates), c.quorum)
+		if capable < c.quorum {
+			err = fmt.Errorf("%w: only %d parties have budget left: %w", ErrQuorum, capable, ErrBudgetExhausted)
+		}
+		rec.Err = err.Error()
+		rec.Duration = time.Since(start)
+		c.log.Warn("round aborted", "round", r, "attempt", attempt, "replied", len(updates), "quorum", c.quorum, "dropped", rec.Dropped)
+		c.emit(rec)
+		if capable < c.quorum || attempt >= c.cfg.maxAttempts() {
+			return false, &RoundError{Round: r, Attempt: attempt, Err: err}
+		}
+		return false, nil
+	}
+	step, err := c.agg.Aggregate(r, updates)
+	if err != nil {
+		return false, &RoundError{Round: r, Attempt: attempt, Err: fmt.Errorf("aggregate: %w", err)}
+	}
+	if err := c.crash(CrashAfterAggregate, r); err != nil {
+		return false, err
+	}
+	rec.Committed = true
+	rec.Done = step.Done
+	rec.CoordinatorSpent = step.Spent
+	rec.Duration = time.Since(start)
+	c.mu.Lock()
+	c.bcast, c.committed, c.last = step, r, &rec
+	c.mu.Unlock()
+	if err := c.persist(); err != nil {
+		return false, err
+	}
+	if err := c.crash(CrashAfterPersist, r); err != nil {
+		return false, err
+	}
+	c.mu.Lock()
+	if step.Done {
+		c.phase = phaseDone
+	} else {
+		c.phase = phaseIdle
+	}
+	c.signalLocked()
+	c.mu.Unlock()
+	rec.Step = &step
+	c.log.Info("round committed", "round", r, "attempt", attempt, "replied", len(updates), "dropped", rec.Dropped, "duration", rec.Duration)
+	c.emit(rec)
+	return step.Done, nil
+}
+
+func (c *Coordinator) emit(rec RoundRecord) {
+	if c.opts.OnRound != nil {
+		c.opts.OnRound(rec)
+	}
+}
+
+func (c *Coordinator) crash(p CrashPoint, round int) error {
+	if c.opts.Crash == nil {
+		return nil
+	}
+	if err := c.opts.Crash(p, round); err != nil {
+		return fmt.Errorf("fed: round %d: crash at %v: %w", round, p, err)
+	}
+	return nil
+}
+
+// open starts the next attempt of the round after the last committed one.
+func (c *Coordinator) open() (round, attempt int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.round != c.committed+1 {
+		c.round, c.attempt = c.committed+1, 0
+	}
+	c.attempt++
+	c.token = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, c.tokens.Uint64()), c.tokens.Uint64())
+	clear(c.replies)
+	clear(c.rejoined)
+	c.rejected = nil
+	c.traffic = newTraffic(c.cfg.Parties)
+	c.phase = phaseCollecting
+	c.signalLocked()
+	return c.round, c.attempt
+}
+
+// collect waits until the open round is complete or its deadline passes.
+func (c *Coordinator) collect(ctx context.Context, r int) error {
+	deadline := time.NewTimer(c.cfg.roundTimeout())
+	defer deadline.Stop()
+	midFired := false
+	for {
+		c.mu.Lock()
+		complete, got, ch := c.completeLocked(), c.updatesLocked(), c.changed
+		c.mu.Unlock()
+		if got > 0 && !midFired {
+			midFired = true
+			if err := c.crash(CrashMidCollection, r); err != nil {
+				return err
+			}
+		}
+		if complete {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			c.log.Info("round deadline", "round", r)
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (c *Coordinator) updatesLocked() int {
+	n := 0
+	for i := range c.replies {
+		if c.replies[i].ok {
+			n++
+		}
+	}
+	return n
+}
+
+// completeLocked reports whether the open round need wait no longer: every
+// party has answered, or the quorum is met and no live party is still
+// expected, or so many parties are out of budget that the quorum cannot be
+// met.
+func (c *Coordinator) completeLocked() bool {
+	answered, pending, capable := 0, 0, 0
+	for i, s := range c.status {
+		switch {
+		case c.replies[i].answered():
+			answered++
+		case s.live():
+			pending++
+		}
+		if s != Exhausted {
+			capable++
+		}
+	}
+	switch {
+	case answered == len(c.status), capable < c.quorum:
+		return true
+	}
+	return pending == 0 && c.updatesLocked() >= c.quorum
+}
+
+// close ends the open round: it collects the accepted updates in party
+// order, marks live parties that did not answer as dropped, and describes
+// the attempt. capable counts parties that still have budget.
+func (c *Coordinator) close(start time.Time) (updates []Update, rec RoundRecord, capable int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.phase = phaseClosed
+	rec = RoundRecord{Round: c.round, Attempt: c.attempt, Start: start, Replied: []string{}}
+	for i, id := range c.cfg.Parties {
+		rp := &c.replies[i]
+		switch {
+		case rp.ok:
+			updates = append(updates, Update{Party: i, ID: id, Payload: rp.payload, Spent: rp.spent})
+			rec.Replied = append(rec.Replied, id)
+			if len(rp.spent) > 0 {
+				rec.Spent = append(rec.Spent, PartySpend{Party: id, Events: rp.spent})
+			}
+		case rp.refusal != "":
+			rec.Refused = append(rec.Refused, id)
+		case c.status[i].live():
+			c.status[i] = Dropped
+			rec.Dropped = append(rec.Dropped, id)
+			c.log.Warn("party dropped: no reply by the deadline", "party", id, "round", c.round)
+		}
+		if c.rejoined[i] {
+			rec.Rejoined = append(rec.Rejoined, id)
+		}
+		if c.status[i] != Exhausted {
+			capable++
+		}
+	}
+	rec.Rejected = c.rejected
+	rec.Traffic = slices.Clone(c.traffic)
+	c.signalLocked()
+	return updates, rec, capable
+}
+
+// signalLocked wakes everyone waiting for a state change.
+func (c *Coordinator) signalLocked() {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// seenLocked records that party i called in.
+func (c *Coordinator) seenLocked(i int) {
+	switch c.status[i] {
+	case Absent:
+		c.status[i] = Joined
+		c.log.Info("party joined", "party", c.cfg.Parties[i])
+	case Dropped, Exhausted:
+		c.status[i] = Rejoined
+		if c.phase == phaseCollecting {
+			c.rejoined[i] = true
+		}
+		c.log.Info("party rejoined", "party", c.cfg.Parties[i])
+	default:
+		return
+	}
+	c.signalLocked()
+}
+
+// identify checks a message's run and claimed party, and that the claim
+// matches the identity the transport authenticated, if any.
+func (c *Coordinator) identify(ctx context.Context, run, party string) (int, error) {
+	if run != c.cfg.Run {
+		return -1, fmt.Errorf("fed: run %q: %w", run, ErrUnknownRun)
+	}
+	i := indexOf(c.cfg.Parties, party)
+	if i < 0 {
+		return -1, fmt.Errorf("fed: party %q: %w", party, ErrUnknownParty)
+	}
+	if peer, ok := PeerFromContext(ctx); ok && peer != party {
+		return -1, fmt.Errorf("fed: authenticated as %q, claims %q: %w", peer, party, ErrPermissionDenied)
+	}
+	return i, nil
+}
+
+// Join implements Protocol.
+func (c *Coordinator) Join(ctx context.Context, req *JoinRequest) (*JoinReply, error) {
+	if err := req.Validate(); err != nil {
+		return nil, fmt.Errorf("fed: join: %w", err)
+	}
+	i, err := c.identify(ctx, req.Run, req.Party)
+	if err != nil {
+		return nil, err
+	}
+	if req.Protocol != ProtocolVersion {
+		return nil, fmt.Errorf("fed: party %s speaks protocol %d, coordinator %d: %w", req.Party, req.Protocol, ProtocolVersion, ErrAlgorithmMismatch)
+	}
+	if req.Algorithm != c.cfg.Algorithm {
+		return nil, fmt.Errorf("fed: party %s runs %q, the federation %q: %w", req.Party, req.Algorithm, c.cfg.Algorithm, ErrAlgorithmMismatch)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.phase == phaseStopped {
+		return nil, fmt.Errorf("fed: coordinator stopped: %w", ErrUnavailable)
+	}
+	c.seenLocked(i)
+	round := c.committed
+	if c.phase == phaseCollecting {
+		round = c.round
+	}
+	return &JoinReply{Run: c.cfg.Run, Algorithm: c.cfg.Algorithm, Parties: len(c.cfg.Parties), Round: round}, nil
+}
+
+// Next implements Protocol. It returns the open round's task if the party
+// has not answered it yet, the final broadcast once the run is done, and an
+// idle task if neither happens within the poll timeout.
+func (c *Coordinator) Next(ctx context.Context, req *TaskRequest) (*Task, error) {
+	if err := req.Validate(); err != nil {
+		return nil, fmt.Errorf("fed: next: %w", err)
+	}
+	i, err := c.identify(ctx, req.Run, req.Party)
+	if err != nil {
+		return nil, err
+	}
+	poll := time.NewTimer(c.cfg.pollTimeout())
+	defer poll.Stop()
+	for {
+		c.mu.Lock()
+		if c.phase != phaseStopped {
+			c.seenLocked(i)
+		}
+		switch c.phase {
+		case phaseStopped:
+			c.mu.Unlock()
+			return nil, fmt.Errorf("fed: coordinator stopped: %w", ErrUnavailable)
+		case phaseDone:
+			c.fetchedFinal[i] = true
+			t := &Task{Run: c.cfg.Run, Round: c.committed, Done: true, Broadcast: c.bcast.broadcastFor(i)}
+			c.signalLocked()
+			c.mu.Unlock()
+			return t, nil
+		case phaseCollecting:
+			if !c.replies[i].answered() {
+				t := &Task{Run: c.cfg.Run, Round: c.round, Attempt: c.attempt, Token: slices.Clone(c.token), Broadcast: c.bcast.broadcastFor(i)}
+				c.mu.Unlock()
+				return t, nil
+			}
+		}
+		ch := c.changed
+		c.mu.Unlock()
+		select {
+		case <-ch:
+		case <-poll.C:
+			return &Task{Run: c.cfg.Run}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Submit implements Protocol: it accepts one reply per party in the open
+// round after checking round, token, size and the algorithm's validation.
+func (c *Coordinator) Submit(ctx context.Context, s *Submission) (*Receipt, error) {
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("fed: submit: %w", err)
+	}
+	i, err := c.identify(ctx, s.Run, s.Party)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	err = c.admissibleLocked(i, s)
+	c.mu.Unlock()
+	if err != nil {
+		c.log.Info("reply refused", "party", s.Party, "round", s.Round, "reason", err)
+		return nil, err
+	}
+	if s.Refusal == "" {
+		if max := c.val.MaxUpdateSize(); len(s.Payload) > max {
+			return nil, c.reject(i, s.Round, fmt.Errorf("update of %d bytes > %d: %w", len(s.Payload), max, ErrTooLarge))
+		}
+		if err := c.val.CheckUpdate(s.Round, s.Payload); err != nil {
+			return nil, c.reject(i, s.Round, fmt.Errorf("%w: %w", ErrInvalidUpdate, err))
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.admissibleLocked(i, s); err != nil {
+		return nil, err
+	}
+	c.seenLocked(i)
+	if s.Refusal != "" {
+		c.replies[i] = reply{refusal: s.Refusal}
+		c.status[i] = Exhausted
+		c.log.Warn("party refused the round", "party", s.Party, "round", s.Round, "reason", s.Refusal)
+	} else {
+		c.replies[i] = reply{ok: true, payload: s.Payload, spent: s.Spent}
+	}
+	c.signalLocked()
+	return &Receipt{Round: s.Round}, nil
+}
+
+// admissibleLocked checks that s answers the open round and attempt and is
+// the party's first answer to it.
+func (c *Coordinator) admissibleLocked(i int, s *Submission) error {
+	switch {
+	case c.phase == phaseStopped:
+		return fmt.Errorf("fed: coordinator stopped: %w", ErrUnavailable)
+	case c.phase != phaseCollecting || s.Round != c.round:
+		return fmt.Errorf("fed: reply for round %d, but round %d is %s: %w", s.Round, c.round, c.phaseWord(), ErrStaleRound)
+	case !bytes.Equal(s.Token, c.token):
+		return fmt.Errorf("fed: round %d: token of another attempt or run: %w", s.Round, ErrStaleRound)
+	case c.replies[i].answered():
+		return fmt.Errorf("fed: round %d: party %s already replied: %w", s.Round, s.Party, ErrDuplicate)
+	}
+	return nil
+}
+
+func (c *Coordinator) phaseWord() string {
+	if c.phase == phaseCollecting {
+		return "open"
+	}
+	return "closed"
+}
+
+// reject logs and records an invalid update and returns the error for the
+// party.
+func (c *Coordinator) reject(i, round int, err error) error {
+	id := c.cfg.Parties[i]
+	c.log.Warn("update rejected", "party", id, "round", round, "reason", err)
+	c.mu.Lock()
+	if c.phase == phaseCollecting && c.round == round {
+		c.rejected = append(c.rejected, Rejection{Party: id, Reason: err.Error()})
+	}
+	c.mu.Unlock()
+	return fmt.Errorf("fed: round %d: party %s: %w", round, id, err)
+}
+
+// Traffic implements Service.
+func (c *Coordinator) Traffic(party string, round, up, down int) {
+	i := indexOf(c.cfg.Parties, party)
+	if i < 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.total[i].Up += int64(up)
+	c.total[i].Down += int64(down)
+	if round == c.round && (c.phase == phaseCollecting || c.phase == phaseClosed) {
+		c.traffic[i].Up += int64(up)
+		c.traffic[i].Down += int64(down)
+	}
+}
+
+// Parties returns every party's state, in index order.
+func (c *Coordinator) Parties() []PartyInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]PartyInfo, len(c.status))
+	for i, s := range c.status {
+		out[i] = PartyInfo{ID: c.cfg.Parties[i], Status: s}
+	}
+	return out
+}
+
+// Committed returns the number of rounds committed so far.
+func (c *Coordinator) Committed() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.committed
+}

@@ -1,0 +1,70 @@
+// Package fed is the protocol core of fedtopic's federation engine: the seam
+// between an algorithm and the engine, and the Coordinator and Party that
+// run rounds over any transport. It knows nothing of the network; the
+// transports are fed/inproc (one process, every message still encoded) and
+// fed/fedgrpc (gRPC with mutual TLS).
+//
+// # The seam
+//
+// An algorithm is two pure halves (DESIGN.md): a Learner at each party
+// (Learn(round, broadcast) → Step with the update and the privacy Events it
+// releases) and an Aggregator at the coordinator (Init, then
+// Aggregate(round, updates sorted by party) → Step with the next broadcast,
+// per-party broadcasts allowed, Done at the end). A Validator checks every
+// update's size, shape and values before the aggregator sees it. The
+// Algorithm descriptor builds all three from a Setup; method packages export
+// one. The engine — not the algorithm — moves bytes, checks budgets,
+// retries, times out, checkpoints and counts bytes.
+//
+// # Protocol
+//
+// Parties only dial out. A party calls Join, then repeatedly Next (a long
+// poll that returns the open round's task: round, attempt, a fresh random
+// token and the broadcast) and Submit (its update echoing the token, or a
+// refusal). The coordinator accepts one reply per party per attempt, only
+// for the open round with the current token (late, stale, replayed and
+// duplicate replies are refused: RELIABILITY.md ), only from the
+// party the transport authenticated, and only after the algorithm's
+// Validator passed it (V-1 to V-3). A round ends when every live party has
+// replied or at its deadline; live parties that missed it are recorded as
+// dropped and rejoin when they call again. With fewer valid updates than
+// the quorum (MinParties) the attempt is aborted — nothing is aggregated and
+// no coordinator noise is drawn — and retried up to MaxAttempts times.
+//
+// # Durability
+//
+// With a state directory the coordinator checkpoints at every round boundary
+// (temp file, fsync, rename, fsync of the directory; SHA-256 checksum and
+// schema version) and a restarted coordinator resumes from it; a corrupted
+// checkpoint stops it at once with an error wrapping ErrCheckpoint (R-4,
+// A party charges its Ledger (durable, fsynced) before an update
+// leaves, caches the update's exact bytes with its learner's state keyed by
+// (run, party, round), and resends those bytes when the round is retried or
+// after a restart: it never draws new noise for the same release (R-5,
+// L-2). It refuses a round its budget cannot pay for — before drawing noise
+// when the Learner is a Planner — and says so to the coordinator (L-1).
+//
+// # Usage
+//
+//	coord, err := fed.NewCoordinator(fed.CoordinatorConfig{Run: "r1", Algorithm: alg.Name,
+//		Parties: []string{"p1", "p2", "p3"}, MinParties: 2}, agg, validator, fed.CoordinatorOptions{})
+//	net, err := inproc.New(coord, inproc.Faults{})
+//	party, err := fed.NewParty(fed.PartyConfig{Run: "r1", ID: "p1", Algorithm: alg.Name},
+//		learner, ledger, net.Dial("p1"), fed.PartyOptions{})
+//	go party.Run(ctx) // one per party, each joined by its owner
+//	result, err := coord.Run(ctx)
+//
+// See example_test.go for a complete run.
+//
+// # Determinism and privacy
+//
+// Aggregate receives updates in party order whatever their arrival order,
+// and nothing in the engine draws randomness that reaches a model (round
+// tokens come from their own generator), so a seeded run gives the same
+// models and ledger entries over every transport. Coordinator.Run is
+// synchronous; transports call the coordinator concurrently, and every
+// goroutine the engine starts is joined before the call that started it
+// returns. The engine never logs payload values. It enforces each party's
+// budget at the party; the coordinator's record of what parties declared
+// they spent is informational (L-5).
+package fed

@@ -1,0 +1,283 @@
+package fed
+
+import (
+	"context"
+	"encoding"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/fedtopic/fedtopic/privacy"
+)
+
+// PartyOptions holds a party's collaborators. The zero value is usable.
+type PartyOptions struct {
+	// Logger receives structured logs; nil discards them. Logs never hold
+	// data or payload values.
+	Logger *slog.Logger
+	// OnRound, if set, is called from Run's goroutine after every round the
+	// party answered.
+	OnRound func(PartyRound)
+}
+
+// PartyRound describes one round from a party's side.
+type PartyRound struct {
+	Round    int             `json:"round"`
+	Attempt  int             `json:"attempt"`
+	Resent   bool            `json:"resent,omitempty"` // the cached bytes of an earlier try were resent
+	Bytes    int             `json:"bytes"`            // payload size
+	Spent    []privacy.Event `json:"spent,omitempty"`  // charged to the ledger (zero when resent)
+	Accepted bool            `json:"accepted"`
+	Err      string          `json:"error,omitempty"` // why the coordinator did not accept it
+}
+
+// PartyResult is what a party has at the end of a run.
+type PartyResult struct {
+	Rounds int    // the run's committed rounds
+	Final  []byte // the final broadcast
+}
+
+// Party runs the party side of a federated run: it joins, asks for work,
+// computes its update with its Learner, charges its Ledger, caches the exact
+// bytes and sends them; on a retried round it resends the cached bytes and
+// never computes (or draws noise for) the same release twice. It refuses a
+// round its budget cannot pay for and tells the coordinator so.
+type Party struct {
+	cfg     PartyConfig
+	learner Learner
+	ledger  Ledger
+	conn    Protocol
+	opts    PartyOptions
+	log     *slog.Logger
+	cache   *cachedUpdate
+	running atomic.Bool
+}
+
+// NewParty returns a party that reaches the coordinator through conn. The
+// ledger may be nil only for algorithms that release nothing private. With a
+// state directory, a cache left by an earlier process of the same party and
+// run is loaded and the learner restored from it.
+func NewParty(cfg PartyConfig, l Learner, ledger Ledger, conn Protocol, opts PartyOptions) (*Party, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if l == nil || conn == nil {
+		return nil, errors.New("fed: party needs a learner and a connection")
+	}
+	p := &Party{cfg: cfg, learner: l, ledger: ledger, conn: conn, opts: opts, log: opts.Logger}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	p.log = p.log.With("party", cfg.ID)
+	if cfg.StateDir == "" {
+		return p, nil
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("fed: party %s: state: %w", cfg.ID, err)
+	}
+	u, err := loadCache(cfg.StateDir)
+	if err != nil {
+		return nil, fmt.Errorf("fed: party %s: cache: %w", cfg.ID, err)
+	}
+	if u == nil {
+		return p, nil
+	}
+	if u.Run != cfg.Run || u.Party != cfg.ID {
+		return nil, fmt.Errorf("fed: party %s: state directory %s holds run %q of party %q, not run %q", cfg.ID, cfg.StateDir, u.Run, u.Party, cfg.Run)
+	}
+	_, marshals := l.(encoding.BinaryMarshaler)
+	um, unmarshals := l.(encoding.BinaryUnmarshaler)
+	switch {
+	case u.state != nil && unmarshals:
+		if err := um.UnmarshalBinary(u.state); err != nil {
+			return nil, fmt.Errorf("fed: party %s: restore learner after round %d: %w", cfg.ID, u.Round, err)
+		}
+	case u.state != nil || marshals:
+		return nil, fmt.Errorf("fed: party %s: cache and learner disagree on whether learner state is kept", cfg.ID)
+	}
+	p.cache = u
+	p.log.Info("restored cache", "round", u.Round)
+	return p, nil
+}
+
+// Run takes part in the run until it is done. It returns an error wrapping
+// ErrBudgetExhausted when the party refused a round for lack of budget, and
+// gives up when the coordinator stays unreachable longer than GiveUp. Run may
+// be called once.
+func (p *Party) Run(ctx context.Context) (*PartyResult, error) {
+	if !p.running.CompareAndSwap(false, true) {
+		return nil, errors.New("fed: party: Run called twice")
+	}
+	jr, err := retry(ctx, p, func(ctx context.Context) (*JoinReply, error) {
+		return p.conn.Join(ctx, &JoinRequest{Run: p.cfg.Run, Party: p.cfg.ID, Algorithm: p.cfg.Algorithm, Protocol: ProtocolVersion})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fed: party %s: join: %w", p.cfg.ID, err)
+	}
+	p.log.Info("joined", "run", jr.Run, "parties", jr.Parties, "round", jr.Round)
+	for {
+		task, err := retry(ctx, p, func(ctx context.Context) (*Task, error) {
+			return p.conn.Next(ctx, &TaskRequest{Run: p.cfg.Run, Party: p.cfg.ID})
+		})
+		if err != nil {
+			return nil, fmt.Errorf("fed: party %s: next: %w", p.cfg.ID, err)
+		}
+		switch {
+		case task.Run != p.cfg.Run:
+			return nil, fmt.Errorf("fed: party %s: task of run %q: %w", p.cfg.ID, task.Run, ErrUnknownRun)
+		case task.Idle():
+			continue
+		case task.Done:
+			if f, ok := p.learner.(Finisher); ok {
+				if err := f.Finish(task.Broadcast); err != nil {
+					return nil, fmt.Errorf("fed: party %s: finish: %w", p.cfg.ID, err)
+				}
+			}
+			p.log.Info("run done", "rounds", task.Round)
+			return &PartyResult{Rounds: task.Round, Final: task.Broadcast}, nil
+		}
+		if err := p.play(ctx, task); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// play answers one task.
+func (p *Party) play(ctx context.Context, task *Task) error {
+	sub, pr, refused, err := p.prepare(ctx, task)
+	if err != nil {
+		return err
+	}
+	_, err = retry(ctx, p, func(ctx context.Context) (*Receipt, error) { return p.conn.Submit(ctx, sub) })
+	if refused != nil {
+		if err != nil {
+			p.log.Warn("could not deliver refusal", "round", task.Round, "err", err)
+		}
+		return fmt.Errorf("fed: party %s: round %d: %w", p.cfg.ID, task.Round, refused)
+	}
+	switch {
+	case err == nil, errors.Is(err, ErrDuplicate):
+		pr.Accepted = true
+	case errors.Is(err, ErrStaleRound), errors.Is(err, ErrInvalidUpdate), errors.Is(err, ErrTooLarge):
+		pr.Err = err.Error()
+		p.log.Warn("update not accepted", "round", task.Round, "err", err)
+	default:
+		return fmt.Errorf("fed: party %s: submit round %d: %w", p.cfg.ID, task.Round, err)
+	}
+	if p.opts.OnRound != nil {
+		p.opts.OnRound(pr)
+	}
+	return nil
+}
+
+// prepare returns the submission answering task: the cached bytes if this
+// round was computed before, otherwise a fresh update paid for in the
+// ledger and cached before it is returned. refused is non-nil (wrapping
+// ErrBudgetExhausted) when the submission is a refusal.
+func (p *Party) prepare(ctx context.Context, task *Task) (sub *Submission, pr PartyRound, refused, err error) {
+	sub = &Submission{Run: p.cfg.Run, Party: p.cfg.ID, Round: task.Round, Token: task.Token}
+	pr = PartyRound{Round: task.Round, Attempt: task.Attempt}
+	if u := p.cache; u != nil {
+		switch {
+		case u.Round == task.Round:
+			sub.Payload, sub.Spent = u.payload, u.Spent
+			pr.Resent, pr.Bytes = true, len(u.payload)
+			p.log.Info("resending cached update", "round", task.Round, "attempt", task.Attempt)
+			return sub, pr, nil, nil
+		case u.Round > task.Round:
+			return nil, pr, nil, fmt.Errorf("fed: party %s: coordinator asks for round %d but this party already released round %d; it will not release again", p.cfg.ID, task.Round, u.Round)
+		}
+	}
+	refuse := func(err error) (*Submission, PartyRound, error, error) {
+		p.log.Warn("refusing round", "round", task.Round, "reason", err)
+		sub.Refusal = err.Error()
+		if len(sub.Refusal) > maxRefusalLen {
+			sub.Refusal = sub.Refusal[:maxRefusalLen]
+		}
+		sub.Refusal = strings.ToValidUTF8(sub.Refusal, "?")
+		return sub, pr, err, nil
+	}
+	if pl, ok := p.learner.(Planner); ok && p.ledger != nil {
+		plan, err := pl.Plan(task.Round)
+		if err != nil {
+			return nil, pr, nil, fmt.Errorf("fed: party %s: round %d: plan: %w", p.cfg.ID, task.Round, err)
+		}
+		if err := p.ledger.Check(plan); err != nil {
+			if errors.Is(err, ErrBudgetExhausted) {
+				return refuse(err)
+			}
+			return nil, pr, nil, fmt.Errorf("fed: party %s: round %d: ledger: %w", p.cfg.ID, task.Round, err)
+		}
+	}
+	step, err := p.learner.Learn(task.Round, task.Broadcast)
+	if err != nil {
+		return nil, pr, nil, fmt.Errorf("fed: party %s: round %d: learn: %w", p.cfg.ID, task.Round, err)
+	}
+	if len(step.Spent) > 0 {
+		if p.ledger == nil {
+			return nil, pr, nil, fmt.Errorf("fed: party %s: round %d: the learner releases private data but the party has no ledger", p.cfg.ID, task.Round)
+		}
+		release := fmt.Sprintf("%s/%s/round-%d", p.cfg.Run, p.cfg.ID, task.Round)
+		if err := p.ledger.Charge(ctx, release, step.Spent); err != nil {
+			if errors.Is(err, ErrBudgetExhausted) {
+				return refuse(err)
+			}
+			return nil, pr, nil, fmt.Errorf("fed: party %s: round %d: ledger: %w", p.cfg.ID, task.Round, err)
+		}
+	}
+	u := &cachedUpdate{Run: p.cfg.Run, Party: p.cfg.ID, Round: task.Round, Spent: step.Spent, payload: step.Payload}
+	if p.cfg.StateDir != "" {
+		if m, ok := p.learner.(encoding.BinaryMarshaler); ok {
+			if u.state, err = m.MarshalBinary(); err != nil {
+				return nil, pr, nil, fmt.Errorf("fed: party %s: round %d: learner state: %w", p.cfg.ID, task.Round, err)
+			}
+		}
+		if err := saveCache(p.cfg.StateDir, u); err != nil {
+			return nil, pr, nil, fmt.Errorf("fed: party %s: round %d: cache: %w", p.cfg.ID, task.Round, err)
+		}
+	}
+	p.cache = u
+	sub.Payload, sub.Spent = step.Payload, step.Spent
+	pr.Bytes, pr.Spent = len(step.Payload), step.Spent
+	return sub, pr, nil, nil
+}
+
+// retry calls f until it succeeds, fails with an error that is not
+// retryable, ctx ends, or the coordinator has been unreachable for longer
+// than GiveUp. Pauses grow exponentially from RetryMin to RetryMax.
+func retry[T any](ctx context.Context, p *Party, f func(context.Context) (T, error)) (T, error) {
+	wait := p.cfg.RetryMin.orDefault(DefaultRetryMin)
+	maxWait := p.cfg.RetryMax.orDefault(DefaultRetryMax)
+	giveUp := p.cfg.GiveUp.orDefault(DefaultGiveUp)
+	var since time.Time
+	for {
+		v, err := f(ctx)
+		if err == nil {
+			return v, nil
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return v, cerr
+		}
+		if !retryable(err) {
+			return v, err
+		}
+		if since.IsZero() {
+			since = time.Now()
+		} else if time.Since(since) > giveUp {
+			return v, fmt.Errorf("coordinator unreachable for %v: %w", giveUp, err)
+		}
+		p.log.Debug("retrying", "after", wait, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return v, ctx.Err()
+		}
+		wait = min(2*wait, maxWait)
+	}
+}
