@@ -27,7 +27,7 @@ import (
 // (strconv 'g', -1), so ReadJSON returns Φ bit for bit. "alpha" is omitted
 // when the model has none. The output is streamed row by row.
 func WriteJSON(w io.Writer, m *Model) error {
-	if err := m.Validate(); err != nil {
+	if err := m.invalid(); err != nil {
 		return fmt.Errorf("topic: write JSON export: %w", err)
 	}
 	bw := bufio.NewWriterSize(w, 1<<16)
@@ -175,7 +175,7 @@ func readJSON(r io.Reader) (*Model, error) {
 	case len(m.Vocab) != m.V:
 		return nil, fmt.Errorf("vocab has %d words but topic_word rows have %d entries", len(m.Vocab), m.V)
 	}
-	if err := m.Validate(); err != nil {
+	if err := m.invalid(); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -222,7 +222,7 @@ func normalizeRow(row []float64) error {
 // with the header "topic,rank,word,probability": topic is the 0-based topic
 // index, rank starts at 1, probability is p(w|k) in exact shortest form.
 func WriteTopWordsCSV(w io.Writer, m *Model, n int) error {
-	if err := m.Validate(); err != nil {
+	if err := m.invalid(); err != nil {
 		return fmt.Errorf("topic: write top words: %w", err)
 	}
 	cw := csv.NewWriter(w)

@@ -68,9 +68,14 @@ func castagnoli() hash.Hash32 { return crc32.New(crc32.MakeTable(crc32.Castagnol
 // Write writes m to w in the model file format. It validates m first and
 // writes nothing if m is invalid.
 func (m *Model) Write(w io.Writer) error {
-	if err := m.Validate(); err != nil {
+	if err := m.invalid(); err != nil {
 		return fmt.Errorf("topic: write model: %w", err)
 	}
+	return m.write(w)
+}
+
+// write writes the valid model m to w.
+func (m *Model) write(w io.Writer) error {
 	hdr, err := json.Marshal(fileHeader{
 		K: m.K, V: m.V, Alpha: m.Alpha, Beta: m.Beta, Phi: phiEncoding, Provenance: m.Prov,
 	})
@@ -117,7 +122,7 @@ func (m *Model) Write(w io.Writer) error {
 // directory, synced to disk, then renamed over path, and the directory
 // synced. A crash leaves either the old file or the complete new one.
 func Save(path string, m *Model) (err error) {
-	if err := m.Validate(); err != nil {
+	if err := m.invalid(); err != nil {
 		return fmt.Errorf("topic: save %s: %w", path, err)
 	}
 	dir, base := filepath.Split(path)
@@ -135,7 +140,7 @@ func Save(path string, m *Model) (err error) {
 			os.Remove(tmp)
 		}
 	}()
-	if err := m.Write(f); err != nil {
+	if err := m.write(f); err != nil {
 		return fmt.Errorf("topic: save %s: %w", path, err)
 	}
 	if err := f.Chmod(0o644); err != nil {
@@ -268,7 +273,7 @@ func read(r io.Reader, size int64) (*Model, error) {
 		return nil, fmt.Errorf("checksum mismatch (stored %08x, computed %08x): the file is corrupt", got, sum)
 	}
 	m := &Model{Phi: phi, K: hdr.K, V: hdr.V, Vocab: vocab, Alpha: hdr.Alpha, Beta: hdr.Beta, Prov: hdr.Provenance}
-	if err := m.Validate(); err != nil {
+	if err := m.invalid(); err != nil {
 		return nil, err
 	}
 	return m, nil

@@ -122,6 +122,9 @@ func TestSaveLoad(t *testing.T) {
 	if diff := cmp.Diff([]string{"model.ftm"}, names); diff != "" {
 		t.Errorf("directory after saves (-want +got): %s; temporary or invalid files were left", diff)
 	}
+	if err := Save(filepath.Join(dir, "nil.ftm"), nil); err == nil || !strings.Contains(err.Error(), "nil model") {
+		t.Errorf("Save(nil) = %v; want a nil model error", err)
+	}
 	if err := Save(filepath.Join(dir, "missing", "m.ftm"), m); err == nil {
 		t.Error("Save into a missing directory = nil; want an error")
 	}
@@ -149,7 +152,7 @@ func TestReadErrors(t *testing.T) {
 		{name: "row sum", data: edit(func(b []byte) []byte {
 			binary.LittleEndian.PutUint64(b[len(b)-12:], math.Float64bits(0.75))
 			return reseal(b)
-		}), want: "row 1 of Phi sums to 1.25"},
+		}), want: "topic: read model: row 1 of Phi sums to 1.25"},
 		{name: "NaN", data: edit(func(b []byte) []byte {
 			binary.LittleEndian.PutUint64(b[len(b)-12:], math.Float64bits(math.NaN()))
 			return reseal(b)

@@ -66,9 +66,27 @@ func (m *Model) Validate() error {
 	if m == nil {
 		return errors.New("topic: nil model")
 	}
+	errs := m.problems()
+	for i, err := range errs {
+		errs[i] = fmt.Errorf("topic: %w", err)
+	}
+	return errors.Join(errs...)
+}
+
+// invalid is Validate without the package prefix, for errors that already
+// say where they come from ("topic: load model m.ftm: ...").
+func (m *Model) invalid() error {
+	if m == nil {
+		return errors.New("nil model")
+	}
+	return errors.Join(m.problems()...)
+}
+
+// problems lists what Validate reports.
+func (m *Model) problems() []error {
 	var errs []error
 	bad := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("topic: "+format, args...))
+		errs = append(errs, fmt.Errorf(format, args...))
 	}
 	if m.K < 1 {
 		bad("K = %d, want at least 1", m.K)
@@ -79,14 +97,16 @@ func (m *Model) Validate() error {
 	if m.K >= 1 && m.V >= 1 {
 		if len(m.Phi) != m.K*m.V {
 			bad("Phi has %d entries, want K×V = %d×%d = %d", len(m.Phi), m.K, m.V, m.K*m.V)
-		} else {
-			errs = append(errs, checkRows(m.Phi, m.K, m.V))
+		} else if err := checkRows(m.Phi, m.K, m.V); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if m.V >= 1 && len(m.Vocab) != m.V {
 		bad("vocabulary has %d words, want V = %d", len(m.Vocab), m.V)
 	}
-	errs = append(errs, checkVocab(m.Vocab))
+	if err := checkVocab(m.Vocab); err != nil {
+		errs = append(errs, err)
+	}
 	if len(m.Alpha) != 0 && len(m.Alpha) != m.K {
 		bad("Alpha has %d entries, want K = %d (or none)", len(m.Alpha), m.K)
 	}
@@ -104,7 +124,7 @@ func (m *Model) Validate() error {
 			bad("privacy spend %d (party %q): ε = %v, δ = %v, want finite ε ≥ 0 and 0 ≤ δ < 1", i, p.Party, p.Epsilon, p.Delta)
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // checkRows reports the first non-finite or negative entry of the k×v
@@ -114,12 +134,12 @@ func checkRows(phi []float64, k, v int) error {
 		s := 0.0
 		for w, x := range phi[t*v : (t+1)*v] {
 			if !(x >= 0) || math.IsInf(x, 0) {
-				return fmt.Errorf("topic: Phi[%d][%d] = %v, want a finite non-negative probability", t, w, x)
+				return fmt.Errorf("Phi[%d][%d] = %v, want a finite non-negative probability", t, w, x)
 			}
 			s += x
 		}
 		if math.Abs(s-1) > RowSumTolerance {
-			return fmt.Errorf("topic: row %d of Phi sums to %v, want 1 (±%g)", t, s, RowSumTolerance)
+			return fmt.Errorf("row %d of Phi sums to %v, want 1 (±%g)", t, s, RowSumTolerance)
 		}
 	}
 	return nil
@@ -132,14 +152,14 @@ func checkVocab(vocab []string) error {
 	for w, s := range vocab {
 		switch {
 		case s == "":
-			return fmt.Errorf("topic: vocabulary word %d is empty", w)
+			return fmt.Errorf("vocabulary word %d is empty", w)
 		case !utf8.ValidString(s):
-			return fmt.Errorf("topic: vocabulary word %d (%q) is not valid UTF-8", w, s)
+			return fmt.Errorf("vocabulary word %d (%q) is not valid UTF-8", w, s)
 		case strings.ContainsAny(s, "\n\r"):
-			return fmt.Errorf("topic: vocabulary word %d (%q) contains a line break", w, s)
+			return fmt.Errorf("vocabulary word %d (%q) contains a line break", w, s)
 		}
 		if prev, ok := seen[s]; ok {
-			return fmt.Errorf("topic: vocabulary word %q appears twice (ids %d and %d)", s, prev, w)
+			return fmt.Errorf("vocabulary word %q appears twice (ids %d and %d)", s, prev, w)
 		}
 		seen[s] = w
 	}
