@@ -17,28 +17,21 @@ import (
 type Embeddings struct {
 	// Dim is the vector dimension.
 	Dim int
-	vec []float32 // V×Dim unit vectors, zero for words without one
-	has []bool    // has[w]: vocabulary word w has a vector
+	vec []float32 // unit vectors of the covered words, Dim each, in file order
+	at  []int     // at[w]: index of word w's vector in vec, or −1
 }
 
 // Covered returns the number of vocabulary words that have a vector.
-func (e *Embeddings) Covered() int {
-	n := 0
-	for _, h := range e.has {
-		if h {
-			n++
-		}
-	}
-	return n
-}
+func (e *Embeddings) Covered() int { return len(e.vec) / max(e.Dim, 1) }
 
 // Vector returns the unit vector of vocabulary word w and whether it has
 // one. The slice is a view; do not modify it.
 func (e *Embeddings) Vector(w int) ([]float32, bool) {
-	if w < 0 || w >= len(e.has) || !e.has[w] {
+	if w < 0 || w >= len(e.at) || e.at[w] < 0 {
 		return nil, false
 	}
-	return e.vec[w*e.Dim : (w+1)*e.Dim], true
+	i := e.at[w]
+	return e.vec[i*e.Dim : (i+1)*e.Dim], true
 }
 
 // ReadEmbeddings reads word vectors in the word2vec or GloVe text format and
@@ -79,10 +72,14 @@ func readEmbeddings(r io.Reader, vocab []string) (*Embeddings, error) {
 			index[s] = w
 		}
 	}
-	e := &Embeddings{has: make([]bool, len(vocab))}
+	e := &Embeddings{at: make([]int, len(vocab))}
+	for w := range e.at {
+		e.at[w] = -1
+	}
 	br := bufio.NewReaderSize(r, 1<<16)
 	var long []byte // a line longer than br's buffer
 	var fields [][]byte
+	var scratch []float64
 	for lineNo := 1; ; lineNo++ {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -107,7 +104,6 @@ func readEmbeddings(r io.Reader, vocab []string) (*Embeddings, error) {
 						return nil, fmt.Errorf("line 1: header dimension %d, want at least 1", dim)
 					}
 					e.Dim = dim
-					e.vec = make([]float32, len(vocab)*dim)
 					continue
 				}
 			}
@@ -116,7 +112,6 @@ func readEmbeddings(r io.Reader, vocab []string) (*Embeddings, error) {
 					return nil, fmt.Errorf("line %d: a word and no vector", lineNo)
 				}
 				e.Dim = len(fields) - 1
-				e.vec = make([]float32, len(vocab)*e.Dim)
 			}
 			if len(fields) < e.Dim+1 {
 				return nil, fmt.Errorf("line %d: %d values, want %d", lineNo, len(fields)-1, e.Dim)
@@ -126,8 +121,11 @@ func readEmbeddings(r io.Reader, vocab []string) (*Embeddings, error) {
 			if nw > 1 {
 				word = bytes.Join(fields[:nw], []byte(" "))
 			}
-			if w, ok := index[string(word)]; ok && !e.has[w] {
-				if err := e.set(w, fields[nw:]); err != nil {
+			if w, ok := index[string(word)]; ok && e.at[w] < 0 {
+				if len(scratch) != e.Dim {
+					scratch = make([]float64, e.Dim)
+				}
+				if err := e.set(w, fields[nw:], scratch); err != nil {
 					return nil, fmt.Errorf("line %d: word %q: %w", lineNo, word, err)
 				}
 			}
@@ -142,26 +140,32 @@ func readEmbeddings(r io.Reader, vocab []string) (*Embeddings, error) {
 	return e, nil
 }
 
-// set parses and stores the unit vector of word w.
-func (e *Embeddings) set(w int, vals [][]byte) error {
-	v := e.vec[w*e.Dim : (w+1)*e.Dim]
-	norm := 0.0
+// set parses and stores the unit vector of word w; scratch holds Dim
+// float64s. Memory grows with the vectors actually read, never with a
+// dimension a header merely claims.
+func (e *Embeddings) set(w int, vals [][]byte, scratch []float64) error {
+	big := 0.0 // largest magnitude, divided out first so no square overflows
 	for i, f := range vals {
 		x, err := strconv.ParseFloat(string(f), 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
 			return fmt.Errorf("value %d (%q) is not a finite number", i+1, f)
 		}
-		v[i] = float32(x)
-		norm += x * x
+		scratch[i] = x
+		big = max(big, math.Abs(x))
 	}
-	if norm == 0 {
-		return nil
+	if big == 0 {
+		return nil // a zero vector has no direction: the word stays uncovered
+	}
+	norm := 0.0
+	for i := range scratch {
+		scratch[i] /= big
+		norm += scratch[i] * scratch[i]
 	}
 	inv := 1 / math.Sqrt(norm)
-	for i := range v {
-		v[i] = float32(float64(v[i]) * inv)
+	e.at[w] = len(e.vec) / e.Dim
+	for _, x := range scratch {
+		e.vec = append(e.vec, float32(x*inv))
 	}
-	e.has[w] = true
 	return nil
 }
 
@@ -195,8 +199,8 @@ func isSep(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r'
 func EmbeddingCoherence(topics [][]int32, e *Embeddings) (Coherence, error) {
 	for k, top := range topics {
 		for _, w := range top {
-			if w < 0 || int(w) >= len(e.has) {
-				return Coherence{}, fmt.Errorf("eval: embedding coherence: topic %d: word id %d outside the vocabulary [0, %d)", k, w, len(e.has))
+			if w < 0 || int(w) >= len(e.at) {
+				return Coherence{}, fmt.Errorf("eval: embedding coherence: topic %d: word id %d outside the vocabulary [0, %d)", k, w, len(e.at))
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,6 +58,7 @@ func TestReadEmbeddingsErrors(t *testing.T) {
 		{name: "NaN", in: "x 1 1\na 1 NaN\n", want: `line 2: word "a": value 2 ("NaN") is not a finite number`},
 		{name: "bad number", in: "b 1 x1\n", want: `value 2 ("x1")`},
 		{name: "bad header", in: "3 0\n", want: "header dimension 0"},
+		{name: "huge header", in: "1 1000000000\na 1 2\n", want: "line 2: 2 values, want 1000000000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,6 +74,21 @@ func TestReadEmbeddingsErrors(t *testing.T) {
 	}
 	if _, err := LoadEmbeddings(path, vocab); err == nil || !strings.Contains(err.Error(), path+": line 2") {
 		t.Errorf("LoadEmbeddings error = %v; want one naming %s line 2", err, path)
+	}
+}
+
+func TestReadEmbeddingsExtremeValues(t *testing.T) {
+	// Squaring 1e300 overflows and squaring 1e-300 underflows; the unit
+	// vectors must come out right anyway.
+	e, err := ReadEmbeddings(strings.NewReader("a 1e300 1e300\nb -1e-300 0\n"), []string{"a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := float32(1 / math.Sqrt2)
+	for w, want := range [][]float32{{s, s}, {-1, 0}} {
+		if got, ok := e.Vector(w); !ok || !slices.Equal(got, want) {
+			t.Errorf("Vector(%d) = %v, %v; want %v, true", w, got, ok, want)
+		}
 	}
 }
 
@@ -127,4 +144,32 @@ func TestEmbeddingCoherenceHandComputed(t *testing.T) {
 	if _, err := EmbeddingCoherence([][]int32{{4, 0}}, e); err == nil {
 		t.Error("EmbeddingCoherence(word id 4 of 4) = nil error; want an error")
 	}
+}
+
+func FuzzReadEmbeddings(f *testing.F) {
+	f.Add("a 1 0\nb 0 1\n")
+	f.Add("2 2\na 1 0\nnew york 0 1\n")
+	f.Add("a 1e400 0\n")
+	f.Add("a 1e300 1e300\nb -1e-300 0\n")
+	f.Add("2 444444444\na 1 0\n")
+	vocab := []string{"a", "b", "new york"}
+	f.Fuzz(func(t *testing.T, in string) {
+		e, err := ReadEmbeddings(strings.NewReader(in), vocab)
+		if err != nil {
+			return
+		}
+		for w := range vocab {
+			v, ok := e.Vector(w)
+			if !ok {
+				continue
+			}
+			norm := 0.0
+			for _, x := range v {
+				norm += float64(x) * float64(x)
+			}
+			if math.Abs(norm-1) > 1e-5 {
+				t.Fatalf("vector of %q has squared norm %v; want 1", vocab[w], norm)
+			}
+		}
+	})
 }
