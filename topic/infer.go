@@ -92,7 +92,9 @@ func (c InferConfig) withDefaults() InferConfig {
 //
 // Documents are processed in fixed blocks of InferBlockDocs, each with its
 // own stream rng.Derive(cfg.Seed, "infer", block), so the result depends
-// only on m, docs and cfg, not on cfg.Workers. m must be valid (Load and
+// only on m, docs and cfg, not on cfg.Workers. Besides θ, Infer holds the
+// columns of Φ for the distinct words docs use (at most K·V floats), so
+// each token's loop reads K contiguous values. m must be valid (Load and
 // ReadJSON guarantee it); Infer panics if Phi's shape disagrees with K and
 // V.
 func (m *Model) Infer(ctx context.Context, docs *corpus.Corpus, cfg InferConfig) ([]float64, error) {
