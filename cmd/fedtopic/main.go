@@ -99,7 +99,12 @@ its privacy cost is accounted and reported.`,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(
-	// one line per subcommand, in the order --help lists them
+		// one line per subcommand, in the order --help lists them
+		newTrainCmd(e),
+		newInferCmd(e),
+		newEvalCmd(e),
+		newTopicsCmd(e),
+		newExportCmd(e),
 	)
 	return root
 }

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fedtopic/fedtopic/internal/rng"
+	"github.com/fedtopic/fedtopic/lda"
+	"github.com/fedtopic/fedtopic/topic"
+	"github.com/fedtopic/fedtopic/vocab"
+)
+
+func newTrainCmd(e *env) *cobra.Command {
+	var (
+		cf        corpusFlags
+		cfg       lda.Config
+		seed      string
+		out       string
+		vocabFile string
+		saveVocab string
+		bo        vocab.BuildOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "train --corpus FILE --topics K --out MODEL",
+		Short: "Train an LDA or SentenceLDA model on one corpus (no federation, no privacy)",
+		Long: `train fits a topic model to one corpus: the single-party and pooled-data
+baseline of every federated method. LDA uses a partially collapsed
+Metropolis-Hastings sampler with O(1) work per token (--sampler mh, the
+default) or the exact collapsed Gibbs sampler (--sampler gibbs); --model slda
+gives every sentence one topic.`,
+		Example: `  fedtopic train --corpus demo/wordnet-glosses.jsonl --topics 20 --iterations 200 --out demo.model
+  fedtopic train --corpus docs.txt --tokenizer whitespace --topics 50 --iterations 500 --seed 1 --workers 2 --out m.model`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if out == "" {
+				return usagef("--out is required: the path of the model file to write")
+			}
+			if cfg.K < 1 || cfg.K > lda.MaxK {
+				return usagef("--topics %d: the number of topics must be between 1 and %d", cfg.K, lda.MaxK)
+			}
+			if cfg.Iterations < 1 {
+				return usagef("--iterations %d: must be at least 1", cfg.Iterations)
+			}
+			s, err := parseSeed(seed)
+			if err != nil {
+				return err
+			}
+			cfg.Seed = s
+			if err := cfg.Validate(); err != nil {
+				return usageError{err}
+			}
+			if err := bo.Validate(); err != nil {
+				return usageError{err}
+			}
+			tc, err := cf.tokenizerConfig(nil)
+			if err != nil {
+				return err
+			}
+			var fixed *vocab.Vocabulary
+			if vocabFile != "" {
+				if fixed, err = vocab.Load(vocabFile); err != nil {
+					return err
+				}
+			}
+			c, v, _, err := cf.load(ctx, tc, bo, fixed, e.stderr)
+			if err != nil {
+				return err
+			}
+			if saveVocab != "" {
+				if err := v.Save(saveVocab); err != nil {
+					return err
+				}
+			}
+
+			items := c.NumTokens()
+			if cfg.Model == lda.ModelSLDA {
+				items = c.NumUnits()
+			}
+			bar := newProgress(e.stderr, int64(cfg.Iterations)*int64(items), "sampling", " tokens")
+			start := time.Now()
+			m, err := lda.Train(ctx, c, cfg, func(iter, done int) { bar.Set(int64(done)) })
+			bar.Done()
+			if err != nil {
+				return err
+			}
+			elapsed := time.Since(start)
+
+			m.Vocab = v.Words()
+			if m.Prov.Params == nil {
+				m.Prov.Params = map[string]string{}
+			}
+			tokenizerParams(tc, m.Prov.Params)
+			m.Prov.Params["seed_source"] = seedSource(seed)
+			m.Prov.Corpus = fmt.Sprintf("%s: %d documents, %d tokens", strings.Join(cf.paths, ","), c.NumDocs(), c.NumTokens())
+			m.Prov.Created = time.Now().UTC().Format(time.RFC3339)
+			m.Prov.Version = version
+			if err := topic.Save(out, m); err != nil {
+				return err
+			}
+			rate := float64(cfg.Iterations) * float64(c.NumTokens()) / elapsed.Seconds()
+			fmt.Fprintf(e.stdout, "wrote %s: %d topics over %d words; %d iterations in %.1fs (%.3g tokens/s), seed %d\n",
+				out, m.K, m.V, cfg.Iterations, elapsed.Seconds(), rate, cfg.Seed)
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	cf.register(fs, "training text")
+	fs.IntVarP(&cfg.K, "topics", "k", 0, "number of topics K (required)")
+	fs.IntVar(&cfg.Iterations, "iterations", 1000, "sampler sweeps over the corpus")
+	fs.StringVar(&cfg.Model, "model", lda.ModelLDA, "lda, or slda (SentenceLDA: one topic per sentence)")
+	fs.StringVar(&cfg.Sampler, "sampler", lda.SamplerMH, "mh (Metropolis-Hastings, O(1) per token) or gibbs (exact collapsed Gibbs, O(K) per token)")
+	fs.Float64Var(&cfg.Alpha, "alpha", 0, "symmetric document-topic prior per topic (default 5/K)")
+	fs.Float64Var(&cfg.Beta, "beta", 0, "symmetric topic-word prior (default 0.01)")
+	fs.IntVar(&cfg.MHSteps, "mh-steps", 0, "Metropolis-Hastings steps per token and sweep (default 2)")
+	fs.IntVar(&cfg.Workers, "workers", 0, "sampling goroutines (default: all cores); never changes the result")
+	fs.StringVar(&seed, "seed", "", "random seed (default: a fresh one from the OS, printed and recorded in the model)")
+	fs.StringVarP(&out, "out", "o", "", "model file to write (required)")
+	fs.StringVar(&vocabFile, "vocab", "", "fixed vocabulary, one word per line: other tokens are dropped and unused words keep their prior mass")
+	fs.StringVar(&saveVocab, "save-vocab", "", "write the vocabulary used to this file")
+	fs.Float64Var(&bo.MinDF, "min-df", 0, "drop words in fewer documents (a count, or a fraction when < 1)")
+	fs.Float64Var(&bo.MaxDF, "max-df", 0, "drop words in more documents (a fraction when ≤ 1, or a count)")
+	fs.IntVar(&bo.MaxSize, "max-vocab", 0, "keep at most this many words, the most frequent by document frequency")
+	return cmd
+}
+
+// parseSeed parses --seed; an empty value means a fresh seed from the OS.
+func parseSeed(s string) (uint64, error) {
+	if s == "" {
+		return rng.NewSeed(), nil
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, usagef("--seed %q: want a non-negative integer", s)
+	}
+	return v, nil
+}
+
+func seedSource(s string) string {
+	if s == "" {
+		return "os"
+	}
+	return "flag"
+}
