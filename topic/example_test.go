@@ -56,7 +56,7 @@ func ExampleModel_Infer() {
 	}
 	// Output:
 	// document 0: fruit 0.89, vehicles 0.11
-	// document 1: fruit 0.18, vehicles 0.82
+	// document 1: fruit 0.19, vehicles 0.81
 }
 
 func ExampleWriteJSON() {

@@ -121,6 +121,7 @@ func (m *Model) Infer(ctx context.Context, docs *corpus.Corpus, cfg InferConfig)
 	if err != nil {
 		return nil, err
 	}
+	smooth := smoothing(cols, alpha)
 	nd := docs.NumDocs()
 	theta := make([]float64, nd*k)
 	nblocks := (nd + InferBlockDocs - 1) / InferBlockDocs
@@ -128,7 +129,7 @@ func (m *Model) Infer(ctx context.Context, docs *corpus.Corpus, cfg InferConfig)
 	var wg sync.WaitGroup
 	for range min(cfg.Workers, nblocks) {
 		wg.Go(func() {
-			f := newFoldIn(k, alpha, cols, cfg)
+			f := newFoldIn(k, alpha, cols, smooth, cfg)
 			for {
 				b := int(next.Add(1) - 1)
 				if b >= nblocks || ctx.Err() != nil {
@@ -196,29 +197,57 @@ func (m *Model) columns(docs *corpus.Corpus) (cols []float64, index []int32, err
 }
 
 // foldIn is one worker's scratch space for fold-in Gibbs sampling.
+//
+// The conditional p(z = t) ∝ (C_dt + α_t)·φ_tw splits into a document part
+// C_dt·φ_tw, non-zero only for the topics the document currently uses
+// (kept in nz), and a smoothing part α_t·φ_tw whose total smooth[j] is
+// fixed per word. A draw costs O(|nz|), plus O(log K) when it lands in the
+// smoothing part, where a binary search over precomputed cumulative sums
+// costs O(log K) — the sparse decomposition of Yao, Mimno and McCallum,
+// "Efficient methods for topic model inference on streaming document
+// collections", KDD 2009. It samples the exact conditional.
 type foldIn struct {
 	k        int
 	alpha    []float64
 	alphaSum float64
-	cols     []float64
+	cols     []float64 // φ columns of the used words, K each
+	smooth   []float64 // smooth[j·K + t] = Σ_{t' ≤ t} α_t'·φ_t',w for compact word id j
 	sweeps   int
 	burnIn   int
 	cnt, acc []float64 // C_d· of the current state; its sum over kept sweeps
-	cum      []float64 // cumulative unnormalized probabilities
+	nz       []int32   // topics with cnt > 0, in no particular order
+	pos      []int32   // pos[t]: index of t in nz
+	cum      []float64 // cumulative document-part masses over nz
 	words    []int32   // compact ids of the document's usable tokens
 	z        []int32   // topic of each usable token
 	r        *rand.Rand
 }
 
-func newFoldIn(k int, alpha, cols []float64, cfg InferConfig) *foldIn {
+func newFoldIn(k int, alpha, cols, smooth []float64, cfg InferConfig) *foldIn {
 	s := 0.0
 	for _, a := range alpha {
 		s += a
 	}
 	return &foldIn{
-		k: k, alpha: alpha, alphaSum: s, cols: cols, sweeps: cfg.Sweeps, burnIn: cfg.BurnIn,
-		cnt: make([]float64, k), acc: make([]float64, k), cum: make([]float64, k),
+		k: k, alpha: alpha, alphaSum: s, cols: cols, smooth: smooth, sweeps: cfg.Sweeps, burnIn: cfg.BurnIn,
+		cnt: make([]float64, k), acc: make([]float64, k), pos: make([]int32, k),
+		nz: make([]int32, 0, k), cum: make([]float64, k),
 	}
+}
+
+// smoothing returns, for every used word, the cumulative sums over topics
+// of α_t·φ_t,w, K per word; the last is the smoothing part's total.
+func smoothing(cols, alpha []float64) []float64 {
+	k := len(alpha)
+	out := make([]float64, len(cols))
+	for j := 0; j < len(cols); j += k {
+		s := 0.0
+		for t, p := range cols[j : j+k] {
+			s += alpha[t] * p
+			out[j+t] = s
+		}
+	}
+	return out
 }
 
 // doc samples one document and writes its θ estimate to theta.
@@ -233,35 +262,60 @@ func (f *foldIn) doc(doc []int32, index []int32, theta []float64) {
 	f.z = append(f.z[:0], make([]int32, n)...)
 	clear(f.cnt)
 	clear(f.acc)
+	f.nz = f.nz[:0]
 	k := f.k
 	alpha, cnt, cum := f.alpha[:k], f.cnt[:k], f.cum[:k]
 	for s := range f.sweeps {
 		for i, j := range f.words {
 			if s > 0 {
-				cnt[f.z[i]]--
-			}
-			col := f.cols[int(j)*k : int(j)*k+k]
-			sum := 0.0
-			for t := range cum {
-				sum += (cnt[t] + alpha[t]) * col[t]
-				cum[t] = sum
-			}
-			u := f.r.Float64() * sum
-			lo, hi := 0, k-1 // first t with cum[t] > u
-			for lo < hi {
-				mid := int(uint(lo+hi) >> 1)
-				if cum[mid] > u {
-					hi = mid
+				if t := f.z[i]; cnt[t] == 1 {
+					cnt[t] = 0
+					f.remove(t)
 				} else {
-					lo = mid + 1
+					cnt[t]--
 				}
 			}
-			cnt[lo]++
-			f.z[i] = int32(lo)
+			col := f.cols[int(j)*k : int(j)*k+k]
+			mass := 0.0
+			for q, t := range f.nz {
+				mass += cnt[t] * col[t]
+				cum[q] = mass
+			}
+			sm := f.smooth[int(j)*k : int(j)*k+k]
+			u := f.r.Float64() * (mass + sm[k-1])
+			var t int32
+			if u < mass {
+				q := 0
+				for cum[q] <= u {
+					q++
+				}
+				t = f.nz[q]
+			} else {
+				// Smoothing part: the first topic whose cumulative α_t·φ_tw
+				// exceeds the remainder (binary search; topics of zero mass
+				// repeat their predecessor's sum and are never chosen).
+				u -= mass
+				lo, hi := 0, k-1
+				for lo < hi {
+					mid := int(uint(lo+hi) >> 1)
+					if sm[mid] > u {
+						hi = mid
+					} else {
+						lo = mid + 1
+					}
+				}
+				t = int32(lo)
+			}
+			if cnt[t] == 0 {
+				f.pos[t] = int32(len(f.nz))
+				f.nz = append(f.nz, t)
+			}
+			cnt[t]++
+			f.z[i] = t
 		}
 		if s >= f.burnIn {
-			for t, c := range cnt {
-				f.acc[t] += c
+			for _, t := range f.nz {
+				f.acc[t] += cnt[t]
 			}
 		}
 	}
@@ -270,4 +324,12 @@ func (f *foldIn) doc(doc []int32, index []int32, theta []float64) {
 	for t := range theta {
 		theta[t] = (f.acc[t]/kept + alpha[t]) / den
 	}
+}
+
+// remove deletes topic t from nz by moving the last entry into its place.
+func (f *foldIn) remove(t int32) {
+	i, last := f.pos[t], f.nz[len(f.nz)-1]
+	f.nz[i] = last
+	f.pos[last] = i
+	f.nz = f.nz[:len(f.nz)-1]
 }
