@@ -11,8 +11,9 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
+
+	"github.com/fedtopic/fedtopic/internal/atomicfile"
 )
 
 // The model file is one self-describing binary file (all integers and
@@ -121,45 +122,12 @@ func (m *Model) write(w io.Writer) error {
 // Save writes m to path atomically: to a temporary file in the same
 // directory, synced to disk, then renamed over path, and the directory
 // synced. A crash leaves either the old file or the complete new one.
-func Save(path string, m *Model) (err error) {
+func Save(path string, m *Model) error {
 	if err := m.invalid(); err != nil {
 		return fmt.Errorf("topic: save %s: %w", path, err)
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("topic: save %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err := m.write(f); err != nil {
-		return fmt.Errorf("topic: save %s: %w", path, err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return fmt.Errorf("topic: save %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("topic: save %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("topic: save %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("topic: save %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		// Syncing the directory makes the rename durable; some file
-		// systems do not support it, and the data itself is already safe.
-		d.Sync()
-		d.Close()
+	if err := atomicfile.Write(path, 0o644, m.write); err != nil {
+		return fmt.Errorf("topic: save model: %w", err)
 	}
 	return nil
 }
