@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/fedtopic/fedtopic/internal/atomicfile"
 )
 
 // Load reads a vocabulary file: UTF-8 text, one word per line, the word on
@@ -97,34 +98,8 @@ func (v *Vocabulary) Write(w io.Writer) error {
 // Save writes v to path atomically: to a temporary file in the same
 // directory, synced, then renamed over path, so path never holds a partial
 // vocabulary.
-func (v *Vocabulary) Save(path string) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
-	if err != nil {
-		return fmt.Errorf("vocab: save: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err := v.Write(f); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("vocab: save: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("vocab: save: %w", err)
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		return fmt.Errorf("vocab: save: %w", err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
+func (v *Vocabulary) Save(path string) error {
+	if err := atomicfile.Write(path, 0o644, v.Write); err != nil {
 		return fmt.Errorf("vocab: save: %w", err)
 	}
 	return nil
