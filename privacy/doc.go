@@ -1,0 +1,58 @@
+// Package privacy holds fedtopic's differential-privacy mechanisms. Each one
+// validates its parameters before drawing anything (errors wrap
+// ErrInvalidParameter), draws from a *rand.Rand it is handed, and describes
+// every release with an Event (mechanism, ε or σ, δ, sensitivity, privacy
+// unit, count) — only package accountant turns Events into (ε, δ).
+//
+// Mechanisms:
+//
+//   - Laplace: the Laplace mechanism on a power-of-two grid (discrete
+//     Laplace noise), pure ε-DP.
+//   - ThresholdedLaplace: FTM's noisy count vector with entries ≤ τ zeroed
+//     (Wang et al., "Federated Topic Modeling", CIKM 2019, Eq. 9-10, 16),
+//     drawn directly as sparse (word, value) entries in O(q·V) by geometric
+//     skips, with the V-draw version beside it for tests.
+//   - Gaussian: the discrete Gaussian on a grid (Canonne, Kamath and
+//     Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS
+//     2020); ContinuousGaussian: float64 Gaussian noise where linear algebra
+//     must act on it (PC-TD's fast path), with its floating-point caveat.
+//   - KRR, TruncatedKRR, RRP: the local randomizers of FedLDA (Wang et al.,
+//     "Federated Latent Dirichlet Allocation", AAAI 2020, Algorithm 3 and
+//     Theorem 1; RRP's guarantee assumes Zipf-like topics and says so).
+//   - PartitionSelection: the private vocabulary round, Laplace
+//     thresholding with each document contributing at most l₀ words and δ
+//     including the boundary mass.
+//   - DiscreteLaplace, DiscreteGaussian: the integer samplers underneath.
+//
+// Usage:
+//
+//	src := privacy.NewSecureSource()          // production; NewSeededSource(seed) in tests
+//	m, err := privacy.NewLaplace(privacy.LaplaceConfig{Epsilon: 1})
+//	if err != nil { ... }
+//	ev, err := m.Release(src.Stream("party", 2, "round", 5), counts) // counts += noise
+//	// charge ev to the party's ledger (accountant.Ledger) before counts leave
+//
+// Exact sampling. Noise that is released is drawn on a grid and from its
+// exact distribution. A sampler inverts a uniform U ∈ [0, 1) that it reads
+// lazily, 16 bits at a time, against rigorous enclosures of the cumulative
+// probabilities (interval arithmetic with directed rounding in math/big);
+// when the bits read so far cannot decide a comparison — probability about
+// 2⁻¹⁶ per boundary after 16 bits, 2⁻⁶³ after 64 — it reads more bits and
+// tightens the enclosure until they can. The law sampled is therefore
+// exactly the discrete Laplace, discrete Gaussian or thresholded law stated,
+// without the floating-point holes that break textbook samplers (Mironov,
+// "On Significance of the Least Significant Bits for Differential Privacy",
+// CCS 2012). Only ContinuousGaussian (documented there) and RRP's internal
+// coins use float64 arithmetic. Parameters given as float64 are rounded in
+// the safe direction (a realised noise scale is never below the one asked
+// for).
+//
+// Randomness and determinism. Mechanisms read only the *rand.Rand they are
+// given, in an order fixed by their inputs, so a seeded stream reproduces a
+// release bit for bit and a per-token stream regenerates a token's noise
+// vector on demand. Production noise must come from NewSecureSource (keys
+// from crypto/rand); NewSeededSource is for tests and simulations. All
+// mechanism values are safe for concurrent use; streams are not.
+//
+// See example_test.go for runnable examples.
+package privacy
