@@ -144,8 +144,8 @@ func (sc Scenario) Corpus(i int) *corpus.Corpus {
 // Transport carries a federation's calls in Run.
 type Transport interface {
 	// Connect serves svc and returns a function that connects a party to
-	// it. Whatever it starts is stopped by t.Cleanup.
-	Connect(t testing.TB, svc fed.Service, parties []string) func(party string) fed.Protocol
+	// it, and a function that stops whatever Connect started.
+	Connect(svc fed.Service, parties []string) (dial func(party string) (fed.Protocol, error), stop func(), err error)
 	String() string
 }
 
@@ -156,13 +156,12 @@ type inprocTransport struct{ faults inproc.Faults }
 
 func (tr inprocTransport) String() string { return "inproc" }
 
-func (tr inprocTransport) Connect(t testing.TB, svc fed.Service, parties []string) func(string) fed.Protocol {
-	t.Helper()
+func (tr inprocTransport) Connect(svc fed.Service, parties []string) (func(string) (fed.Protocol, error), func(), error) {
 	n, err := inproc.New(svc, tr.faults)
 	if err != nil {
-		t.Fatalf("inproc.New: %v", err)
+		return nil, nil, err
 	}
-	return n.Dial
+	return func(p string) (fed.Protocol, error) { return n.Dial(p), nil }, func() {}, nil
 }
 
 // Outcome is what Run observed.
@@ -174,32 +173,64 @@ type Outcome struct {
 	Ledgers [][]LedgerEntry // per party, what its ledger recorded
 }
 
-// Run plays sc to the end over tr: a coordinator and one party per id, each
-// in its own goroutine, all joined before Run returns. It fails t on any
-// error.
+// Run plays sc to the end over tr and fails t on any error.
 func Run(t testing.TB, tr Transport, sc Scenario) *Outcome {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := Play(ctx, tr, sc)
+	if err != nil {
+		t.Fatalf("%v: %v", tr, err)
+	}
+	return out
+}
+
+// Play plays sc to the end over tr: a coordinator and one party per id,
+// each in its own goroutine, all joined before Play returns.
+func Play(ctx context.Context, tr Transport, sc Scenario) (*Outcome, error) {
 	sc = sc.withDefaults()
+	setup := sc.Setup()
+	agg, err := Sum.NewAggregator(setup)
+	if err != nil {
+		return nil, err
+	}
+	val, err := Sum.NewValidator(setup)
+	if err != nil {
+		return nil, err
+	}
 	var out Outcome
 	var mu sync.Mutex
-	coord, err := fed.NewCoordinator(sc.CoordinatorConfig(), sc.Aggregator(t), sc.Validator(t), fed.CoordinatorOptions{
+	coord, err := fed.NewCoordinator(sc.CoordinatorConfig(), agg, val, fed.CoordinatorOptions{
 		OnRound: func(r fed.RoundRecord) { mu.Lock(); out.Records = append(out.Records, r); mu.Unlock() },
 	})
 	if err != nil {
-		t.Fatalf("NewCoordinator: %v", err)
+		return nil, err
 	}
-	dial := tr.Connect(t, coord, sc.IDs())
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	dial, stop, err := tr.Connect(coord, setup.Parties)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	out.Parties = make([]*fed.PartyResult, sc.Parties)
 	ledgers := make([]*Ledger, sc.Parties)
 	errs := make([]error, sc.Parties+1)
 	var wg sync.WaitGroup
-	for i := range sc.Parties {
-		ledgers[i], _ = OpenLedger(sc.Budget, "")
-		p, err := fed.NewParty(sc.PartyConfig(i), sc.Learner(t, i), ledgers[i], dial(sc.IDs()[i]), fed.PartyOptions{})
+	defer func() { cancel(); wg.Wait() }() // on an early return, stop the parties already started
+	for i, id := range setup.Parties {
+		l, err := Sum.NewLearner(setup, i, sc.Corpus(i))
 		if err != nil {
-			t.Fatalf("NewParty: %v", err)
+			return nil, err
+		}
+		conn, err := dial(id)
+		if err != nil {
+			return nil, err
+		}
+		ledgers[i], _ = OpenLedger(sc.Budget, "")
+		p, err := fed.NewParty(sc.PartyConfig(i), l, ledgers[i], conn, fed.PartyOptions{})
+		if err != nil {
+			return nil, err
 		}
 		wg.Go(func() { out.Parties[i], errs[i] = p.Run(ctx) })
 	}
@@ -207,12 +238,16 @@ func Run(t testing.TB, tr Transport, sc Scenario) *Outcome {
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			t.Fatalf("%v: run %d: %v", tr, i, err)
+			who := "coordinator"
+			if i < sc.Parties {
+				who = setup.Parties[i]
+			}
+			return nil, fmt.Errorf("fedtest: %s: %w", who, err)
 		}
 	}
 	out.Final = out.Result.Final.Payload
 	for _, l := range ledgers {
 		out.Ledgers = append(out.Ledgers, l.Entries())
 	}
-	return &out
+	return &out, nil
 }

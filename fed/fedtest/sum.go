@@ -216,9 +216,12 @@ type SumAggregator struct {
 	rows, cols, rounds int
 	vocab              []string
 	m                  []float64
-	// Aggregated lists the rounds Aggregate was called for, in order, so
-	// tests can check that an aborted round drew nothing.
+	// Aggregated lists the rounds Aggregate was called for, in order, and
+	// Inputs the ids of the parties whose updates each call received, so
+	// tests can check that an aborted round drew nothing and which replies a
+	// round used.
 	Aggregated []int
+	Inputs     [][]string
 }
 
 // Init implements fed.Aggregator.
@@ -229,6 +232,11 @@ func (a *SumAggregator) Init() (fed.Step, error) {
 // Aggregate implements fed.Aggregator.
 func (a *SumAggregator) Aggregate(round int, updates []fed.Update) (fed.Step, error) {
 	a.Aggregated = append(a.Aggregated, round)
+	ids := make([]string, len(updates))
+	for i, u := range updates {
+		ids[i] = u.ID
+	}
+	a.Inputs = append(a.Inputs, ids)
 	for i := range a.m {
 		a.m[i] /= 2
 	}
