@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/fedtopic/fedtopic/internal/atomicfile"
 	"github.com/fedtopic/fedtopic/privacy"
 )
 
@@ -38,7 +39,7 @@ func saveCache(dir string, u *cachedUpdate) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, cacheFile), data)
+	return atomicfile.WriteBytes(filepath.Join(dir, cacheFile), 0o600, data)
 }
 
 // loadCache reads the cache in dir; it returns nil, nil when there is none.

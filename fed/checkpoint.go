@@ -4,6 +4,8 @@ import (
 	"encoding"
 	"fmt"
 	"slices"
+
+	"github.com/fedtopic/fedtopic/internal/atomicfile"
 )
 
 // checkpointKind and checkpointVersion identify coordinator checkpoints.
@@ -53,7 +55,7 @@ func (c *Coordinator) persist() error {
 	if err != nil {
 		return fmt.Errorf("fed: checkpoint: %w", err)
 	}
-	if err := writeFileAtomic(c.ckptPath, data); err != nil {
+	if err := atomicfile.WriteBytes(c.ckptPath, 0o600, data); err != nil {
 		return fmt.Errorf("fed: checkpoint: %w", err)
 	}
 	return nil

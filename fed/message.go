@@ -166,26 +166,30 @@ func (s *Submission) Validate() error {
 // Validate checks that r is well formed.
 func (r *Receipt) Validate() error { return checkRange("round", r.Round, 1, math.MaxInt32) }
 
-// CheckEvent reports whether e is a plausible privacy event: finite,
-// non-negative parameters, δ < 1 and a positive count.
+// CheckEvent reports whether e is a well-formed privacy event: one the
+// accountant understands (privacy.Event.Validate), with every numeric field
+// finite and non-negative and short UTF-8 names.
 func CheckEvent(e *privacy.Event) error {
-	var errs []error
+	errs := []error{}
+	if err := e.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("%w: %w", ErrInvalidMessage, err))
+	}
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"epsilon", e.Epsilon}, {"delta", e.Delta}, {"sigma", e.Sigma}, {"sensitivity", e.Sensitivity}} {
+	}{{"epsilon", e.Epsilon}, {"delta", e.Delta}, {"sigma", e.Sigma}, {"sensitivity", e.Sensitivity}, {"sampling rate", e.SamplingRate}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
 			errs = append(errs, fmt.Errorf("%w: %s = %v", ErrInvalidMessage, f.name, f.v))
 		}
 	}
-	if e.Delta >= 1 {
-		errs = append(errs, fmt.Errorf("%w: delta = %v ≥ 1", ErrInvalidMessage, e.Delta))
+	if e.Categories < 0 {
+		errs = append(errs, fmt.Errorf("%w: categories = %d", ErrInvalidMessage, e.Categories))
 	}
-	if e.Count < 1 {
-		errs = append(errs, fmt.Errorf("%w: count = %d < 1", ErrInvalidMessage, e.Count))
-	}
-	if len(e.Mechanism) > maxIDLen || len(e.Unit) > maxIDLen || !utf8.ValidString(e.Mechanism) || !utf8.ValidString(e.Unit) {
-		errs = append(errs, fmt.Errorf("%w: mechanism or unit is not UTF-8 of at most %d bytes", ErrInvalidMessage, maxIDLen))
+	for _, s := range []string{e.Mechanism, e.Unit, e.Assumption} {
+		if len(s) > maxIDLen || !utf8.ValidString(s) {
+			errs = append(errs, fmt.Errorf("%w: mechanism, unit or assumption is not UTF-8 of at most %d bytes", ErrInvalidMessage, maxIDLen))
+			break
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -5,10 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 )
 
 // State files (coordinator checkpoints, party caches) share one container:
@@ -114,38 +111,4 @@ func decodeState(data []byte, kind string, version uint32, meta any) ([][]byte, 
 		return nil, fmt.Errorf("%w: %d trailing bytes", ErrCheckpoint, len(rest))
 	}
 	return blobs, nil
-}
-
-// writeFileAtomic replaces path with data so that a crash at any moment
-// leaves either the old or the new file, never a mix: write a temporary file
-// in the same directory, fsync it, rename it over path, fsync the directory.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir fsyncs a directory so a rename in it is durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	serr := d.Sync()
-	return errors.Join(serr, d.Close())
 }

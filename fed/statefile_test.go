@@ -3,8 +3,6 @@ package fed
 import (
 	"bytes"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -55,22 +53,5 @@ func TestStateRoundTrip(t *testing.T) {
 		if _, err := decodeState(b, "TEST", 3, &m); !errors.Is(err, ErrCheckpoint) {
 			t.Fatalf("decodeState with bit 0 of byte %d flipped: %v; want ErrCheckpoint", i, err)
 		}
-	}
-}
-
-func TestWriteFileAtomic(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "f")
-	for _, s := range []string{"first", "second, longer", "3"} {
-		if err := writeFileAtomic(path, []byte(s)); err != nil {
-			t.Fatalf("writeFileAtomic(%q): %v", s, err)
-		}
-		if got, err := os.ReadFile(path); err != nil || string(got) != s {
-			t.Errorf("after writeFileAtomic(%q) the file holds %q, %v", s, got, err)
-		}
-	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		t.Errorf("directory holds %d entries; want only the file (no temporaries left)", len(entries))
 	}
 }

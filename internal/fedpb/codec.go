@@ -107,7 +107,8 @@ func FromSubmission(m *fed.Submission) *Submission {
 	x := &Submission{Run: m.Run, Party: m.Party, Round: fromInt(m.Round), Token: m.Token, Payload: m.Payload, Refusal: m.Refusal}
 	for _, e := range m.Spent {
 		x.Spent = append(x.Spent, &PrivacyEvent{Mechanism: e.Mechanism, Epsilon: e.Epsilon, Delta: e.Delta, Sigma: e.Sigma,
-			Sensitivity: e.Sensitivity, Unit: e.Unit, Count: uint64(max(e.Count, 0))})
+			Sensitivity: e.Sensitivity, Unit: e.Unit, Count: uint64(max(e.Count, 0)),
+			SamplingRate: e.SamplingRate, Categories: fromInt(e.Categories), Assumption: e.Assumption})
 	}
 	return x
 }
@@ -118,9 +119,11 @@ func (x *Submission) ToFed() (*fed.Submission, error) {
 	m := &fed.Submission{Run: x.GetRun(), Party: x.GetParty(), Round: r, Token: x.GetToken(), Payload: x.GetPayload(), Refusal: x.GetRefusal()}
 	for _, e := range x.GetSpent() {
 		n, cerr := toInt("event count", e.GetCount())
-		err = firstErr(err, cerr)
+		k, kerr := toInt("event categories", uint64(e.GetCategories()))
+		err = firstErr(err, cerr, kerr)
 		m.Spent = append(m.Spent, privacy.Event{Mechanism: e.GetMechanism(), Epsilon: e.GetEpsilon(), Delta: e.GetDelta(), Sigma: e.GetSigma(),
-			Sensitivity: e.GetSensitivity(), Unit: e.GetUnit(), Count: n})
+			Sensitivity: e.GetSensitivity(), Unit: e.GetUnit(), Count: n,
+			SamplingRate: e.GetSamplingRate(), Categories: k, Assumption: e.GetAssumption()})
 	}
 	return checked(m, err)
 }

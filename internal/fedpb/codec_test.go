@@ -64,7 +64,11 @@ func TestRoundTrip(t *testing.T) {
 		}},
 		{"Submission", func() (any, any, error) {
 			m := &fed.Submission{Run: "r", Party: "p1", Round: 3, Token: token, Payload: []byte{9, 8},
-				Spent: []privacy.Event{{Mechanism: "gaussian", Sigma: 4.5, Sensitivity: 1, Delta: 1e-6, Unit: "word occurrence", Count: 2}}}
+				Spent: []privacy.Event{
+					{Mechanism: "gaussian", Sigma: 4.5, Sensitivity: 1, Delta: 1e-6, Unit: "word occurrence", Count: 2},
+					{Mechanism: "subsampled-gaussian", Sigma: 1.1, Sensitivity: 1, SamplingRate: 0.2, Unit: "document", Count: 10},
+					{Mechanism: "rrp", Epsilon: 2, Delta: 1e-3, Categories: 500, Assumption: "Zipf-like topics", Unit: "user", Count: 1},
+				}}
 			b, err := fedpb.Marshal(fedpb.FromSubmission(m))
 			if err != nil {
 				return nil, m, err
@@ -114,9 +118,11 @@ func TestDecodeRejects(t *testing.T) {
 		{"short token", func(b []byte) error { _, err := fedpb.UnmarshalSubmission(b); return err },
 			enc(fedpb.Marshal(&fedpb.Submission{Run: "r", Party: "p", Round: 1, Token: []byte{1}}))},
 		{"event count overflow", func(b []byte) error { _, err := fedpb.UnmarshalSubmission(b); return err },
-			enc(fedpb.Marshal(&fedpb.Submission{Run: "r", Party: "p", Round: 1, Token: token, Spent: []*fedpb.PrivacyEvent{{Mechanism: "m", Count: math.MaxUint64}}}))},
+			enc(fedpb.Marshal(&fedpb.Submission{Run: "r", Party: "p", Round: 1, Token: token, Spent: []*fedpb.PrivacyEvent{{Mechanism: "laplace", Epsilon: 1, Count: math.MaxUint64}}}))},
 		{"negative epsilon", func(b []byte) error { _, err := fedpb.UnmarshalSubmission(b); return err },
-			enc(fedpb.Marshal(&fedpb.Submission{Run: "r", Party: "p", Round: 1, Token: token, Spent: []*fedpb.PrivacyEvent{{Mechanism: "m", Epsilon: -1, Count: 1}}}))},
+			enc(fedpb.Marshal(&fedpb.Submission{Run: "r", Party: "p", Round: 1, Token: token, Spent: []*fedpb.PrivacyEvent{{Mechanism: "laplace", Epsilon: -1, Count: 1}}}))},
+		{"unknown mechanism", func(b []byte) error { _, err := fedpb.UnmarshalSubmission(b); return err },
+			enc(fedpb.Marshal(&fedpb.Submission{Run: "r", Party: "p", Round: 1, Token: token, Spent: []*fedpb.PrivacyEvent{{Mechanism: "m", Epsilon: 1, Count: 1}}}))},
 		{"task without token", func(b []byte) error { _, err := fedpb.UnmarshalTask(b); return err },
 			enc(fedpb.Marshal(&fedpb.Task{Run: "r", Round: 2, Attempt: 1}))},
 		{"invalid UTF-8 run", func(b []byte) error { _, err := fedpb.UnmarshalTaskRequest(b); return err },

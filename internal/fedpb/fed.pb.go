@@ -313,6 +313,9 @@ type PrivacyEvent struct {
 	Sensitivity   float64                `protobuf:"fixed64,5,opt,name=sensitivity,proto3" json:"sensitivity,omitempty"`
 	Unit          string                 `protobuf:"bytes,6,opt,name=unit,proto3" json:"unit,omitempty"`
 	Count         uint64                 `protobuf:"varint,7,opt,name=count,proto3" json:"count,omitempty"`
+	SamplingRate  float64                `protobuf:"fixed64,8,opt,name=sampling_rate,json=samplingRate,proto3" json:"sampling_rate,omitempty"`
+	Categories    uint32                 `protobuf:"varint,9,opt,name=categories,proto3" json:"categories,omitempty"`
+	Assumption    string                 `protobuf:"bytes,10,opt,name=assumption,proto3" json:"assumption,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -394,6 +397,27 @@ func (x *PrivacyEvent) GetCount() uint64 {
 		return x.Count
 	}
 	return 0
+}
+
+func (x *PrivacyEvent) GetSamplingRate() float64 {
+	if x != nil {
+		return x.SamplingRate
+	}
+	return 0
+}
+
+func (x *PrivacyEvent) GetCategories() uint32 {
+	if x != nil {
+		return x.Categories
+	}
+	return 0
+}
+
+func (x *PrivacyEvent) GetAssumption() string {
+	if x != nil {
+		return x.Assumption
+	}
+	return ""
 }
 
 // A party's reply in a round: an update, or a refusal with its reason.
@@ -558,7 +582,7 @@ const file_fed_proto_rawDesc = "" +
 	"\aattempt\x18\x03 \x01(\rR\aattempt\x12\x14\n" +
 	"\x05token\x18\x04 \x01(\fR\x05token\x12\x1c\n" +
 	"\tbroadcast\x18\x05 \x01(\fR\tbroadcast\x12\x12\n" +
-	"\x04done\x18\x06 \x01(\bR\x04done\"\xbe\x01\n" +
+	"\x04done\x18\x06 \x01(\bR\x04done\"\xa3\x02\n" +
 	"\fPrivacyEvent\x12\x1c\n" +
 	"\tmechanism\x18\x01 \x01(\tR\tmechanism\x12\x18\n" +
 	"\aepsilon\x18\x02 \x01(\x01R\aepsilon\x12\x14\n" +
@@ -566,7 +590,15 @@ const file_fed_proto_rawDesc = "" +
 	"\x05sigma\x18\x04 \x01(\x01R\x05sigma\x12 \n" +
 	"\vsensitivity\x18\x05 \x01(\x01R\vsensitivity\x12\x12\n" +
 	"\x04unit\x18\x06 \x01(\tR\x04unit\x12\x14\n" +
-	"\x05count\x18\a \x01(\x04R\x05count\"\xc9\x01\n" +
+	"\x05count\x18\a \x01(\x04R\x05count\x12#\n" +
+	"\rsampling_rate\x18\b \x01(\x01R\fsamplingRate\x12\x1e\n" +
+	"\n" +
+	"categories\x18\t \x01(\rR\n" +
+	"categories\x12\x1e\n" +
+	"\n" +
+	"assumption\x18\n" +
+	" \x01(\tR\n" +
+	"assumption\"\xc9\x01\n" +
 	"\n" +
 	"Submission\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\tR\x03run\x12\x14\n" +
