@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Reproduces the foundation's figures on a real corpus: sampler quality
+# against a 300-iteration collapsed Gibbs reference, sampler speed, worker
+# scaling, inference time. Usage:
+#
+#   bench/foundation.sh [OUT_DIR]
+#
+# The corpus is WordNet 3.0's glosses (117,659 documents, about 1.1 million
+# tokens after stop words), built from Debian's wordnet-base; set
+# FEDTOPIC_BENCH_CORPUS to a JSONL or text file to use another one.
+# Results are printed and written to OUT_DIR (default bench/results).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-bench/results}
+mkdir -p "$out"
+K=${K:-50}
+GIBBS_ITERS=${GIBBS_ITERS:-300}
+MH_ITERS=${MH_ITERS:-"100 200 300 500"}
+
+corpus=${FEDTOPIC_BENCH_CORPUS:-}
+if [ -z "$corpus" ]; then
+  if [ ! -f /usr/share/wordnet/data.noun ]; then
+    echo "installing wordnet-base (Debian) for the WordNet corpus" >&2
+    apt-get install -y wordnet-base >/dev/null
+  fi
+  corpus="$out/wordnet.jsonl"
+  [ -s "$corpus" ] || python3 bench/wordnet_glosses.py > "$corpus"
+fi
+# Every 10th document is held out for evaluation.
+awk 'NR % 10 != 0' "$corpus" > "$out/train.jsonl"
+awk 'NR % 10 == 0' "$corpus" > "$out/test.jsonl"
+
+go build -o "$out/fedtopic" ./cmd/fedtopic
+ft="$out/fedtopic"
+common=(--corpus "$out/train.jsonl" --topics "$K" --min-df 2 --seed 1)
+
+timed() { # timed NAME CMD...: runs CMD, prints its wall time in seconds
+  local name=$1; shift
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$@" > "$out/$name.log" 2>&1
+  t1=$(date +%s.%N)
+  echo "$t1 - $t0" | bc
+}
+
+evaluate() { # evaluate MODEL: prints perplexity and NPMI on the test documents
+  "$ft" eval --model "$1" --corpus "$out/test.jsonl" --reference "$out/train.jsonl" --json 2>/dev/null |
+    python3 -c 'import json,sys; r=json.load(sys.stdin); print("perplexity %.2f npmi %.4f umass %.3f" % (r["perplexity"]["perplexity"], r["npmi"]["mean"], r["umass"]["mean"]))'
+}
+
+echo "== collapsed Gibbs, $GIBBS_ITERS iterations, 1 worker (reference)"
+t=$(timed gibbs "$ft" train "${common[@]}" --sampler gibbs --iterations "$GIBBS_ITERS" --workers 1 --out "$out/gibbs.model")
+echo "gibbs: ${t}s  $(evaluate "$out/gibbs.model")" | tee "$out/quality.txt"
+
+for it in $MH_ITERS; do
+  t=$(timed "mh$it" "$ft" train "${common[@]}" --sampler mh --iterations "$it" --workers 2 --out "$out/mh$it.model")
+  echo "mh $it iterations, 2 workers: ${t}s  $(evaluate "$out/mh$it.model")" | tee -a "$out/quality.txt"
+done
+
+echo "== sampler speed (Go benchmarks, tokens/s)"
+FEDTOPIC_BENCH_CORPUS="$out/train.jsonl" go test ./lda -run '^$' -bench 'BenchmarkSweep' -benchtime 5x -count 3 | tee "$out/speed.txt"
+
+echo "== inference (Go benchmark)"
+go test ./topic -run '^$' -bench 'BenchmarkInfer' -benchtime 3x | tee "$out/infer.txt"

@@ -1,0 +1,154 @@
+package lda
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"strconv"
+)
+
+// Models and samplers a Config can name.
+const (
+	ModelLDA  = "lda"  // one topic per token
+	ModelSLDA = "slda" // SentenceLDA: one topic per sentence (semantic unit)
+
+	SamplerMH    = "mh"    // partially collapsed Metropolis–Hastings, O(1) per token, parallel
+	SamplerGibbs = "gibbs" // exact collapsed Gibbs, O(K) per token, one goroutine
+)
+
+// MaxK is the largest number of topics: topics are stored as uint16.
+const MaxK = math.MaxUint16
+
+// Defaults of Config, used where a field is zero.
+const (
+	DefaultK          = 10
+	DefaultAlphaSum   = 5.0 // α = DefaultAlphaSum/K, Mallet's default
+	DefaultBeta       = 0.01
+	DefaultIterations = 1000
+	DefaultMHSteps    = 2
+	DefaultBlockSize  = 1 << 14
+)
+
+// Config configures training. The zero value of every field means the
+// default given in its comment, so Config{K: 50} is a complete configuration.
+type Config struct {
+	// K is the number of topics, 1..MaxK; default DefaultK (10).
+	K int `json:"k"`
+	// Alpha is the symmetric document-topic Dirichlet prior per topic;
+	// default DefaultAlphaSum/K (5/K, Mallet's α_sum = 5; 0.1 at K = 50 as
+	// in tomotopy). Keeping the prior's total at 5 pseudo-counts stops it
+	// from swamping short documents when K is large.
+	Alpha float64 `json:"alpha"`
+	// Beta is the symmetric topic-word Dirichlet prior; default 0.01
+	// (Mallet, tomotopy).
+	Beta float64 `json:"beta"`
+	// Iterations is the number of sweeps Train runs; default 1000.
+	Iterations int `json:"iterations"`
+	// Workers is the number of goroutines that sample blocks of documents;
+	// default GOMAXPROCS. It never changes the result, only the speed.
+	// The Gibbs sampler always uses one.
+	Workers int `json:"workers"`
+	// Seed determines every random draw. Zero is a valid seed.
+	Seed uint64 `json:"seed"`
+	// Model is ModelLDA (default) or ModelSLDA, which needs a corpus with
+	// sentence (unit) boundaries.
+	Model string `json:"model"`
+	// Sampler is SamplerMH (default) or SamplerGibbs.
+	Sampler string `json:"sampler"`
+	// MHSteps is the number of Metropolis–Hastings steps per token (or
+	// sentence) and sweep, each a word proposal followed by a document
+	// proposal; default 2.
+	MHSteps int `json:"mh_steps"`
+	// BlockSize is the number of items (tokens, or sentences for SentenceLDA)
+	// after which a block of whole documents is closed; each block draws
+	// from its own random stream. Changing it changes the result; default
+	// 16384.
+	BlockSize int `json:"block_size"`
+}
+
+// withDefaults returns c with every zero field set to its default.
+func (c Config) withDefaults() Config {
+	if c.K == 0 {
+		c.K = DefaultK
+	}
+	if c.Alpha == 0 {
+		c.Alpha = DefaultAlphaSum / float64(c.K)
+	}
+	if c.Beta == 0 {
+		c.Beta = DefaultBeta
+	}
+	if c.Iterations == 0 {
+		c.Iterations = DefaultIterations
+	}
+	if c.Workers == 0 {
+		c.Workers = runtime.GOMAXPROCS(0)
+	}
+	if c.Model == "" {
+		c.Model = ModelLDA
+	}
+	if c.Sampler == "" {
+		c.Sampler = SamplerMH
+	}
+	if c.MHSteps == 0 {
+		c.MHSteps = DefaultMHSteps
+	}
+	if c.BlockSize == 0 {
+		c.BlockSize = DefaultBlockSize
+	}
+	return c
+}
+
+// Validate reports every problem with the configuration, joined with
+// errors.Join.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("lda: "+format, args...)) }
+	if c.K < 0 || c.K > MaxK {
+		bad("k = %d, want 1..%d", c.K, MaxK)
+	}
+	if !(c.Alpha >= 0) || math.IsInf(c.Alpha, 0) {
+		bad("alpha = %v, want a finite number > 0", c.Alpha)
+	}
+	if !(c.Beta >= 0) || math.IsInf(c.Beta, 0) {
+		bad("beta = %v, want a finite number > 0", c.Beta)
+	}
+	if c.Iterations < 0 {
+		bad("iterations = %d, want ≥ 1", c.Iterations)
+	}
+	if c.Workers < 0 {
+		bad("workers = %d, want ≥ 1", c.Workers)
+	}
+	switch c.Model {
+	case "", ModelLDA, ModelSLDA:
+	default:
+		bad("model = %q, want %q or %q", c.Model, ModelLDA, ModelSLDA)
+	}
+	switch c.Sampler {
+	case "", SamplerMH, SamplerGibbs:
+	default:
+		bad("sampler = %q, want %q or %q", c.Sampler, SamplerMH, SamplerGibbs)
+	}
+	if c.MHSteps < 0 {
+		bad("mh_steps = %d, want ≥ 1", c.MHSteps)
+	}
+	if c.BlockSize < 0 {
+		bad("block_size = %d, want ≥ 1", c.BlockSize)
+	}
+	return errors.Join(errs...)
+}
+
+// params returns the configuration as provenance strings.
+func (c Config) params() map[string]string {
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	return map[string]string{
+		"k":          strconv.Itoa(c.K),
+		"alpha":      f(c.Alpha),
+		"beta":       f(c.Beta),
+		"iterations": strconv.Itoa(c.Iterations),
+		"model":      c.Model,
+		"sampler":    c.Sampler,
+		"mh_steps":   strconv.Itoa(c.MHSteps),
+		"block_size": strconv.Itoa(c.BlockSize),
+	}
+}

@@ -1,0 +1,51 @@
+// Package lda trains LDA and SentenceLDA topic models: Walker alias tables,
+// a partially collapsed Metropolis–Hastings sampler that is O(1) per token
+// and parallel over documents, and the exact collapsed Gibbs sampler used as
+// its reference.
+//
+// Papers: Blei, Ng and Jordan, "Latent Dirichlet Allocation", JMLR 2003;
+// Griffiths and Steyvers, "Finding scientific topics", PNAS 2004 (collapsed
+// Gibbs); Yuan et al., "LightLDA: Big Topic Models on Modest Computer
+// Clusters", WWW 2015 (alternating document and word proposals); Balikas,
+// Amini and Clausel, "On a Topic Model for Sentences", SIGIR 2016
+// (SentenceLDA); Jiang et al., "Federated Topic Modeling", CIKM 2019, whose
+// private sampler (ALGORITHMS.md §1) reuses the MH kernel through Target.
+//
+// The MH sampler is partially collapsed: θ is integrated out and Φ is
+// explicit. An iteration samples every token's topic z_i from
+// π(k) ∝ (C_dk^(−i) + α)·φ_kw with Φ fixed — a word proposal from an alias
+// table of the column φ_{·,w}, then a document proposal that picks the topic
+// of a random token of the document — and then draws
+// φ_k ~ Dirichlet(C_k· + β) with gamma variates. Because Φ is fixed during a
+// sweep, documents are independent given Φ and are sampled in parallel.
+// SentenceLDA gives every sentence one topic: π(k) ∝ (C_dk^(−s) + α)·Π_{w∈s} φ_kw
+// (log space), with the word proposal mixing the columns of the sentence's
+// words. A Target replaces the per-token likelihood, which is how FTM
+// samples privatized count vectors with the same kernel.
+//
+// Usage:
+//
+//	model, err := lda.Train(ctx, c, lda.Config{K: 50, Iterations: 1000, Seed: seed}, nil)
+//	// model.Phi is K×V, p(w|k) = (C_kw + β)/(C_k + Vβ) from the final state.
+//
+// For control over the chain (several Run calls, log-likelihood, document-
+// topic counts) use NewMH or NewGibbs; for a custom likelihood NewTargetMH.
+// example_test.go trains on a synthetic corpus.
+//
+// Determinism: a run is a function of the corpus and Config alone; the
+// number of workers never changes it. Documents are cut into fixed blocks
+// (Config.BlockSize items), block b of sweep t draws from
+// rng.Derive(seed, "lda", "sweep", t, b), the Dirichlet draw of Φ uses one
+// stream per block of 256 words, integer counts are merged without order
+// effects and float sums run in a fixed order. The Gibbs sampler is
+// sequential by nature and uses one goroutine.
+//
+// Exactness: both MH kernels leave their target exactly invariant (the
+// acceptance ratios use the exact target and proposal probabilities);
+// TestMHStationary* compares the chains with exact enumeration. Alias slot
+// probabilities and acceptance uniforms have 32-bit resolution, and Φ is held
+// in float32 during a sweep.
+//
+// Privacy: none. This package is the non-private baseline; FTM adds the
+// privatization around it.
+package lda

@@ -1,0 +1,105 @@
+package lda
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/fedtopic/fedtopic/internal/rng"
+)
+
+func newSource(seed uint64) *rand.ChaCha8 { return rand.NewChaCha8(rng.Key(seed, "test")) }
+
+// TestGammaKS compares gammaRand with gonum's Gamma CDF by a one-sample
+// Kolmogorov–Smirnov test: with n = 5000 the critical D for a false-failure
+// rate of 1e-6 is √(ln(2/1e-6)/(2n)) = 0.0380 (RELIABILITY.md N-2).
+func TestGammaKS(t *testing.T) {
+	const n = 5000
+	crit := math.Sqrt(math.Log(2/1e-6) / (2 * n))
+	// 0.01 uses the integer-power path (1/a = 100), 0.013 the general one.
+	for _, a := range []float64{0.01, 0.013, 0.1, 0.5, 0.99, 1, 1.01, 2.5, 30, 1000} {
+		t.Run(fmt.Sprint(a), func(t *testing.T) {
+			r := rng.Derive(2, "gamma", a)
+			x := make([]float64, n)
+			for i := range x {
+				x[i] = gammaRand(r, a)
+				if !(x[i] >= 0) || math.IsInf(x[i], 0) {
+					t.Fatalf("gammaRand(%v) = %v; want a finite non-negative number", a, x[i])
+				}
+			}
+			slices.Sort(x)
+			cdf := distuv.Gamma{Alpha: a, Beta: 1}
+			var d float64
+			for i, v := range x {
+				f := cdf.CDF(v)
+				d = max(d, math.Abs(f-float64(i)/n), math.Abs(float64(i+1)/n-f))
+			}
+			if d > crit {
+				t.Errorf("KS distance of %d draws of Gamma(%v) = %.4f; want ≤ %.4f", n, a, d, crit)
+			}
+		})
+	}
+}
+
+// TestDrawPhiMean checks that drawPhi draws each row from Dirichlet(C_k· +
+// β): the sample mean of every entry over many draws must be within
+// z·σ/√n of (C_kw + β)/(C_k + Vβ), σ² = a_w(a_0 − a_w)/(a_0²(a_0 + 1)). The
+// z bound gives a false-failure rate of 1e-6 over all checked entries.
+// V = 300 spans two word blocks, so the merge of block sums is exercised.
+func TestDrawPhiMean(t *testing.T) {
+	const k, v, draws, beta = 2, 300, 4000, 0.5
+	counts := make([]int32, k*v)
+	set := map[[2]int]int32{{0, 0}: 7, {0, 1}: 3, {0, 299}: 12, {1, 5}: 1, {1, 260}: 20, {1, 261}: 4}
+	for kw, c := range set {
+		counts[kw[1]*k+kw[0]] = c
+	}
+	check := [][2]int{{0, 0}, {0, 1}, {0, 2}, {0, 299}, {1, 5}, {1, 260}, {1, 261}, {1, 100}}
+	propose := make([]bool, v)
+	p := newPhi(k, v, propose, false)
+	workers := []*phiWorker{newPhiWorker(k), newPhiWorker(k)}
+	sums := make([]float64, len(check))
+	buf := make([]int32, len(counts))
+	for it := range draws {
+		copy(buf, counts)
+		if err := drawPhi(context.Background(), p, buf, beta, 3, it, workers); err != nil {
+			t.Fatal(err)
+		}
+		for j, kw := range check {
+			sums[j] += p.At(kw[0], kw[1])
+		}
+		if it == 0 {
+			for _, c := range buf {
+				if c != 0 {
+					t.Fatal("drawPhi left non-zero counts; want them cleared for the next sweep")
+				}
+			}
+			for t0 := range k {
+				var s float64
+				for w := range v {
+					s += p.At(t0, w)
+				}
+				if math.Abs(s-1) > 1e-4 {
+					t.Errorf("row %d of Φ sums to %v; want 1 (float32 entries)", t0, s)
+				}
+			}
+		}
+	}
+	z := distuv.UnitNormal.Quantile(1 - 1e-6/(2*float64(len(check))))
+	for j, kw := range check {
+		var total float64
+		for w := range v {
+			total += float64(counts[w*k+kw[0]]) + beta
+		}
+		a := float64(counts[kw[1]*k+kw[0]]) + beta
+		mean := a / total
+		sd := math.Sqrt(a * (total - a) / (total * total * (total + 1)) / draws)
+		if got := sums[j] / draws; math.Abs(got-mean) > z*sd {
+			t.Errorf("mean of φ[%d][%d] over %d draws = %.6f; want %.6f ± %.6f", kw[0], kw[1], draws, got, mean, z*sd)
+		}
+	}
+}

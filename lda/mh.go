@@ -1,0 +1,461 @@
+package lda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/fedtopic/fedtopic/corpus"
+	"github.com/fedtopic/fedtopic/internal/rng"
+	"github.com/fedtopic/fedtopic/topic"
+)
+
+// MH is a partially collapsed Metropolis–Hastings chain (ALGORITHMS.md §1):
+// θ is integrated out, Φ is explicit. One iteration samples every item's
+// topic with Φ fixed — documents in parallel over fixed blocks — then draws
+// φ_k ~ Dirichlet(C_k· + β) from the new topic-word counts.
+//
+// Plain LDA runs a specialised loop over tokens; SentenceLDA and custom
+// Targets (FTM's privatized tokens) run the same MH steps through the
+// Target interface.
+type MH struct {
+	cfg         Config // defaults applied
+	k, v        int
+	alpha, beta float64
+	docStart    []int    // items of document d are [docStart[d], docStart[d+1])
+	blocks      []int    // documents of block b are [blocks[b], blocks[b+1])
+	z           []uint16 // topic of every item
+	words       []int32  // plain LDA: item i is the token words[i]; nil with a Target
+	target      Target
+	tokens      int     // tokens per sweep, for progress reports
+	nkw         []int32 // plain LDA: C_kw = nkw[w*K+k]
+	counts      *Counts // Target: C_kw as floats
+	phi         *Phi    // Φ of the next sweep
+	phiStale    bool    // Φ must be drawn from the counts before the next sweep
+	countsStale bool    // counts must be recomputed from z (after a cancelled sweep)
+	iter        int     // sweeps done
+	sweepers    []*sweepWorker
+	phiWorkers  []*phiWorker
+}
+
+// sweepWorker is the scratch space of one goroutine of a sweep.
+type sweepWorker struct {
+	src *rand.ChaCha8
+	cnt []int32 // C_d· of the document being sampled
+}
+
+// NewMH returns an MH chain for cfg.Model (LDA or SentenceLDA) on c, with
+// topics initialised uniformly at random. cfg.Sampler is ignored.
+func NewMH(c *corpus.Corpus, cfg Config) (*MH, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	if err := checkCorpus(c, cfg.Model == ModelSLDA); err != nil {
+		return nil, err
+	}
+	if cfg.Model == ModelSLDA {
+		t := &sentenceTarget{words: c.Words, unitStart: c.UnitStart}
+		return newMH(c.DocUnit, c.V, c.NumTokens(), nil, t, cfg)
+	}
+	return newMH(c.DocStart, c.V, c.NumTokens(), c.Words, nil, cfg)
+}
+
+// NewTargetMH returns an MH chain over items with the likelihood of target:
+// document d holds the items [docStart[d], docStart[d+1]), v is the
+// vocabulary size. Topics start uniformly at random. cfg.Model and
+// cfg.Sampler are ignored. This is how FTM runs the sampler on privatized
+// tokens.
+func NewTargetMH(docStart []int, v int, target Target, cfg Config) (*MH, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	if target == nil {
+		return nil, errors.New("lda: nil target")
+	}
+	if v < 1 {
+		return nil, fmt.Errorf("lda: vocabulary size %d, want ≥ 1", v)
+	}
+	if err := checkOffsets("document", docStart, -1); err != nil {
+		return nil, err
+	}
+	return newMH(docStart, v, docStart[len(docStart)-1], nil, target, cfg)
+}
+
+func newMH(docStart []int, v, tokens int, words []int32, target Target, cfg Config) (*MH, error) {
+	n := docStart[len(docStart)-1]
+	m := &MH{
+		cfg: cfg, k: cfg.K, v: v, alpha: cfg.Alpha, beta: cfg.Beta,
+		docStart: docStart, z: make([]uint16, n), words: words, target: target, tokens: tokens,
+	}
+	propose := make([]bool, v)
+	if words != nil {
+		for _, w := range words {
+			propose[w] = true
+		}
+		m.nkw = make([]int32, m.k*v)
+	} else {
+		for i := 0; i < n; i++ {
+			pw := target.ProposalWords(i)
+			if len(pw) == 0 {
+				return nil, fmt.Errorf("lda: item %d has no proposal words", i)
+			}
+			for _, w := range pw {
+				if w < 0 || int(w) >= v {
+					return nil, fmt.Errorf("lda: item %d: proposal word %d outside the vocabulary [0, %d)", i, w, v)
+				}
+				propose[w] = true
+			}
+		}
+		m.counts = &Counts{K: m.k, V: v, Data: make([]float64, m.k*v)}
+	}
+	m.phi = newPhi(m.k, v, propose, target != nil)
+	m.blocks = makeBlocks(docStart, cfg.BlockSize)
+	for range cfg.Workers {
+		m.sweepers = append(m.sweepers, &sweepWorker{src: rand.NewChaCha8([32]byte{}), cnt: make([]int32, m.k)})
+		m.phiWorkers = append(m.phiWorkers, newPhiWorker(m.k))
+	}
+	// Uniform initial topics, one stream per block.
+	k := uint64(m.k)
+	_ = parallel(context.Background(), cfg.Workers, len(m.blocks)-1, func(_, b int) {
+		r := rng.Derive(cfg.Seed, "lda", "init", b)
+		for i := docStart[m.blocks[b]]; i < docStart[m.blocks[b+1]]; i++ {
+			m.z[i] = uint16(r.Uint64N(k))
+		}
+	})
+	m.recount()
+	m.phiStale = true
+	return m, nil
+}
+
+// makeBlocks cuts the documents into blocks of whole documents holding at
+// least size items each (the last may hold fewer).
+func makeBlocks(docStart []int, size int) []int {
+	blocks := []int{0}
+	d := len(docStart) - 1
+	for i := 1; i <= d; i++ {
+		if docStart[i]-docStart[blocks[len(blocks)-1]] >= size || i == d {
+			blocks = append(blocks, i)
+		}
+	}
+	if d == 0 {
+		blocks = append(blocks, 0)
+	}
+	return blocks
+}
+
+// checkOffsets checks that off is a non-decreasing offset list starting at
+// 0 and, when end ≥ 0, ending at end.
+func checkOffsets(what string, off []int, end int) error {
+	if len(off) < 2 {
+		return fmt.Errorf("lda: %s offsets have %d entries, want ≥ 2 (at least one %s)", what, len(off), what)
+	}
+	if off[0] != 0 {
+		return fmt.Errorf("lda: first %s starts at %d, want 0", what, off[0])
+	}
+	for i := 1; i < len(off); i++ {
+		if off[i] < off[i-1] {
+			return fmt.Errorf("lda: %s %d ends at %d before it starts at %d", what, i-1, off[i], off[i-1])
+		}
+	}
+	if end >= 0 && off[len(off)-1] != end {
+		return fmt.Errorf("lda: last %s ends at %d, want %d", what, off[len(off)-1], end)
+	}
+	return nil
+}
+
+// checkCorpus reports why c cannot be trained on.
+func checkCorpus(c *corpus.Corpus, units bool) error {
+	if c == nil {
+		return errors.New("lda: nil corpus")
+	}
+	if c.V < 1 {
+		return fmt.Errorf("lda: corpus vocabulary size %d, want ≥ 1", c.V)
+	}
+	if c.NumDocs() == 0 || c.NumTokens() == 0 {
+		return errors.New("lda: empty corpus: no tokens to train on")
+	}
+	if err := checkOffsets("document", c.DocStart, len(c.Words)); err != nil {
+		return err
+	}
+	for i, w := range c.Words {
+		if w < 0 || int(w) >= c.V {
+			return fmt.Errorf("lda: token %d has word id %d outside the vocabulary [0, %d)", i, w, c.V)
+		}
+	}
+	if !units {
+		return nil
+	}
+	if !c.HasUnits() {
+		return errors.New("lda: SentenceLDA needs a corpus with sentence (unit) boundaries")
+	}
+	if err := checkOffsets("sentence", c.UnitStart, len(c.Words)); err != nil {
+		return err
+	}
+	if err := checkOffsets("document's sentence", c.DocUnit, len(c.UnitStart)-1); err != nil {
+		return err
+	}
+	if len(c.DocUnit) != len(c.DocStart) {
+		return fmt.Errorf("lda: corpus has %d sentence offsets per document, want %d", len(c.DocUnit), len(c.DocStart))
+	}
+	for d := 0; d < c.NumDocs(); d++ {
+		if c.UnitStart[c.DocUnit[d]] != c.DocStart[d] || c.UnitStart[c.DocUnit[d+1]] != c.DocStart[d+1] {
+			return fmt.Errorf("lda: the sentences of document %d do not cover its tokens exactly", d)
+		}
+	}
+	for u := 0; u+1 < len(c.UnitStart); u++ {
+		if c.UnitStart[u+1] == c.UnitStart[u] {
+			return fmt.Errorf("lda: sentence %d is empty", u)
+		}
+	}
+	return nil
+}
+
+// Run runs iterations sweeps, calling progress (if not nil) after each with
+// the number of sweeps and tokens done in this call. It checks ctx between
+// blocks of documents; after a cancellation the chain stays usable, but a
+// later Run no longer reproduces an uninterrupted run.
+func (m *MH) Run(ctx context.Context, iterations int, progress func(iter, tokensDone int)) error {
+	for it := 1; it <= iterations; it++ {
+		if err := m.step(ctx); err != nil {
+			return fmt.Errorf("lda: iteration %d: %w", m.iter+1, err)
+		}
+		if progress != nil {
+			progress(it, it*m.tokens)
+		}
+	}
+	return nil
+}
+
+// step runs one iteration: draw Φ from the counts if needed, sample every
+// item's topic, recount.
+func (m *MH) step(ctx context.Context) error {
+	if m.countsStale {
+		m.recount()
+	}
+	if m.phiStale {
+		var err error
+		if m.words != nil {
+			err = drawPhi(ctx, m.phi, m.nkw, m.beta, m.cfg.Seed, m.iter, m.phiWorkers)
+		} else {
+			err = drawPhi(ctx, m.phi, m.counts.Data, m.beta, m.cfg.Seed, m.iter, m.phiWorkers)
+		}
+		// The draw zeroed (some of) the counts for the sweep to refill.
+		m.countsStale = true
+		if err != nil {
+			return err
+		}
+		m.phiStale = false
+	} else {
+		m.clearCounts()
+	}
+	return m.sweep(ctx)
+}
+
+// sweep samples every item's topic once with the current Φ, refilling the
+// counts (which must be zero).
+func (m *MH) sweep(ctx context.Context) error {
+	sweep := m.sweepBlockTarget
+	if m.words != nil {
+		sweep = m.sweepBlockLDA
+	}
+	if err := parallel(ctx, len(m.sweepers), len(m.blocks)-1, func(w, b int) { sweep(m.sweepers[w], b) }); err != nil {
+		return err
+	}
+	if m.words == nil {
+		m.countTarget()
+	} else {
+		m.countLDA()
+	}
+	m.countsStale = false
+	m.iter++
+	m.phiStale = true
+	return nil
+}
+
+func (m *MH) clearCounts() {
+	if m.words != nil {
+		clear(m.nkw)
+	} else {
+		clear(m.counts.Data)
+	}
+}
+
+// recount recomputes the topic-word counts from z.
+func (m *MH) recount() {
+	m.clearCounts()
+	if m.words != nil {
+		m.countLDA()
+	} else {
+		m.countTarget()
+	}
+	m.countsStale = false
+}
+
+// countLDA counts C_kw from the tokens' topics into the zeroed nkw. Worker
+// r owns the rows of one contiguous range of words and scans all tokens, so
+// no two workers write the same entry and no atomics are needed.
+func (m *MH) countLDA() {
+	nr := len(m.sweepers)
+	k := m.k
+	_ = parallel(context.Background(), nr, nr, func(_, r int) {
+		lo, hi := int32(r*m.v/nr), int32((r+1)*m.v/nr)
+		nkw := m.nkw
+		for i, w := range m.words {
+			if w >= lo && w < hi {
+				nkw[int(w)*k+int(m.z[i])]++
+			}
+		}
+	})
+}
+
+// countTarget adds every item's counts with the Target. Worker r handles the
+// topics of one contiguous range and walks the items in order, so every
+// entry is summed in item order whatever the number of workers.
+func (m *MH) countTarget() {
+	nr := min(len(m.sweepers), (m.k+7)/8)
+	step := (m.k + nr - 1) / nr
+	step = (step + 7) &^ 7 // whole cache lines of float64 per range
+	nr = (m.k + step - 1) / step
+	_ = parallel(context.Background(), nr, nr, func(_, r int) {
+		lo, hi := uint16(r*step), uint16(min(m.k, (r+1)*step))
+		for i, t := range m.z {
+			if t >= lo && t < hi {
+				m.target.AddCounts(i, int(t), m.counts)
+			}
+		}
+	})
+}
+
+// SetPhi replaces the Φ of the next sweep with phi (K×V row-major, each row
+// a probability distribution), as FTM does with a composed model. The next
+// sweep samples from it instead of drawing Φ from the counts.
+func (m *MH) SetPhi(ctx context.Context, phi []float64) error {
+	if len(phi) != m.k*m.v {
+		return fmt.Errorf("lda: SetPhi: %d entries, want K×V = %d×%d", len(phi), m.k, m.v)
+	}
+	for i, x := range phi {
+		if !(x >= 0) || math.IsInf(x, 0) {
+			return fmt.Errorf("lda: SetPhi: entry (%d, %d) = %v, want a finite probability", i/m.v, i%m.v, x)
+		}
+	}
+	if err := m.phi.set(ctx, phi, m.phiWorkers); err != nil {
+		m.phiStale = true
+		return fmt.Errorf("lda: SetPhi: %w", err)
+	}
+	m.phiStale = false
+	return nil
+}
+
+// Reinit draws every item's topic afresh from the word proposal of the
+// current Φ alone (for FTM's composed local models: call SetPhi first) and
+// recounts. Block b draws from rng.Derive(seed, "lda", "reinit", iteration, b).
+func (m *MH) Reinit(ctx context.Context) error {
+	if m.phiStale {
+		return errors.New("lda: Reinit: no Φ to draw from; call SetPhi or Run first")
+	}
+	p := m.phi
+	err := parallel(ctx, len(m.sweepers), len(m.blocks)-1, func(_, b int) {
+		r := rng.Derive(m.cfg.Seed, "lda", "reinit", m.iter, b)
+		for i := m.docStart[m.blocks[b]]; i < m.docStart[m.blocks[b+1]]; i++ {
+			var w int
+			if m.words != nil {
+				w = int(m.words[i])
+			} else {
+				pw := m.target.ProposalWords(i)
+				w = int(pw[r.IntN(len(pw))])
+			}
+			for {
+				if t, ok := drawAlias(p.tab[w*p.K:(w+1)*p.K], p.lemK, r.Uint64()); ok {
+					m.z[i] = uint16(t)
+					break
+				}
+			}
+		}
+	})
+	m.recount()
+	if err != nil {
+		return fmt.Errorf("lda: Reinit: %w", err)
+	}
+	return nil
+}
+
+// Iteration returns the number of sweeps done so far.
+func (m *MH) Iteration() int { return m.iter }
+
+// Assignments returns the topic of every item (token, or sentence for
+// SentenceLDA) as a read-only view.
+func (m *MH) Assignments() []uint16 { return m.z }
+
+// Phi returns the Φ of the latest sweep (or the one set by SetPhi): the
+// draw the chain sampled with, not a point estimate. It is read-only and
+// is overwritten by the next Run.
+func (m *MH) Phi() *Phi { return m.phi }
+
+// TopicWordCounts returns C_kw, row-major K×V, counted from the current
+// assignments (for a Target: the sums of AddCounts).
+func (m *MH) TopicWordCounts() []float64 {
+	if m.countsStale {
+		m.recount()
+	}
+	k, v := m.k, m.v
+	c := make([]float64, k*v)
+	for w := 0; w < v; w++ {
+		for t := 0; t < k; t++ {
+			if m.words != nil {
+				c[t*v+w] = float64(m.nkw[w*k+t])
+			} else {
+				c[t*v+w] = m.counts.Data[w*k+t]
+			}
+		}
+	}
+	return c
+}
+
+// DocTopicCounts returns C_d·: how many items of document d have each topic.
+func (m *MH) DocTopicCounts(d int) []int32 {
+	return docTopicCounts(m.z[m.docStart[d]:m.docStart[d+1]], m.k)
+}
+
+func docTopicCounts(z []uint16, k int) []int32 {
+	c := make([]int32, k)
+	for _, t := range z {
+		c[t]++
+	}
+	return c
+}
+
+// Model returns the posterior-mean estimate of Φ from the current counts,
+// φ_kw = (C_kw + β)/(C_k + Vβ), with α, β and provenance filled in and
+// Vocab left nil for the caller.
+func (m *MH) Model() *topic.Model {
+	return posteriorModel(m.TopicWordCounts(), m.k, m.v, m.cfg, m.iter)
+}
+
+// posteriorModel turns row-major counts into a topic.Model.
+func posteriorModel(c []float64, k, v int, cfg Config, iter int) *topic.Model {
+	phi := make([]float64, k*v)
+	vb := float64(v) * cfg.Beta
+	for t := 0; t < k; t++ {
+		row := c[t*v : (t+1)*v]
+		var n float64
+		for _, x := range row {
+			n += x
+		}
+		inv := 1 / (n + vb)
+		for w, x := range row {
+			phi[t*v+w] = (x + cfg.Beta) * inv
+		}
+	}
+	alpha := make([]float64, k)
+	for t := range alpha {
+		alpha[t] = cfg.Alpha
+	}
+	return &topic.Model{
+		Phi: phi, K: k, V: v, Alpha: alpha, Beta: cfg.Beta,
+		Prov: topic.Provenance{Method: cfg.Model, Params: cfg.params(), Seed: cfg.Seed, Iterations: iter},
+	}
+}

@@ -1,0 +1,262 @@
+package lda
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/fedtopic/fedtopic/corpus"
+	"github.com/fedtopic/fedtopic/internal/rng"
+)
+
+// The MH kernels must leave the exact target invariant. Each test builds
+// many identical small documents (each an independent chain) with Φ fixed,
+// enumerates the exact joint target of one document's topics,
+//
+//	π(z) ∝ Π_k Γ(C_dk + α) · Π_i L_i(z_i)  (θ integrated out),
+//
+// and compares the empirical joint frequencies over the documents with π by
+// a chi-square test at a false-failure rate of 1e-6, twice: (1) documents
+// start from exact draws of π and run a few sweeps — a kernel that leaves π
+// invariant keeps them exactly π-distributed, with no mixing error; (2) all
+// documents start at topic 0 and run many sweeps — this also catches a kernel
+// that does not move. The documents are independent, so the counts are
+// multinomial and the chi-square test applies without thinning.
+
+const (
+	statDocs   = 40_000
+	statK      = 3
+	statAlpha  = 0.5
+	fromPiRuns = 4
+	fromZero   = 25
+)
+
+// statPhi is the fixed Φ of the tests: K = 3 topics over V = 4 words, every
+// entry large enough that each joint state has expected count ≥ 5.
+var statPhi = []float64{
+	0.4, 0.3, 0.2, 0.1,
+	0.1, 0.2, 0.3, 0.4,
+	0.25, 0.25, 0.25, 0.25,
+}
+
+// enumerate returns the exact joint target over the topics of n items of
+// one document, states indexed by Σ_i z_i·K^i.
+func enumerate(n, k int, alpha float64, logLik func(i, t int) float64) []float64 {
+	states := 1
+	for range n {
+		states *= k
+	}
+	p := make([]float64, states)
+	z := make([]int, n)
+	cnt := make([]int, k)
+	top := math.Inf(-1)
+	for s := range states {
+		x := s
+		clear(cnt)
+		var lp float64
+		for i := range n {
+			z[i] = x % k
+			x /= k
+			cnt[z[i]]++
+			lp += logLik(i, z[i])
+		}
+		for _, c := range cnt {
+			lg, _ := math.Lgamma(float64(c) + alpha)
+			lp += lg
+		}
+		p[s] = lp
+		top = max(top, lp)
+	}
+	var sum float64
+	for s := range p {
+		p[s] = math.Exp(p[s] - top)
+		sum += p[s]
+	}
+	for s := range p {
+		p[s] /= sum
+	}
+	return p
+}
+
+// checkStationary runs both checks on a chain whose documents each hold n
+// items (items [d·n, (d+1)·n)), against the exact target p.
+func checkStationary(t *testing.T, m *MH, n int, p []float64) {
+	t.Helper()
+	ctx := context.Background()
+	if err := m.SetPhi(ctx, statPhi); err != nil {
+		t.Fatal(err)
+	}
+	cdf := make([]float64, len(p))
+	var s float64
+	for i, x := range p {
+		s += x
+		cdf[i] = s
+	}
+	for _, start := range []struct {
+		name   string
+		fromPi bool
+		sweeps int
+	}{{"from π", true, fromPiRuns}, {"from topic 0", false, fromZero}} {
+		r := rng.Derive(11, "stationary start", start.name)
+		for d := range statDocs {
+			state := 0
+			if start.fromPi {
+				u := r.Float64()
+				for state < len(cdf)-1 && cdf[state] <= u {
+					state++
+				}
+			}
+			for i := range n {
+				m.z[d*n+i] = uint16(state % statK)
+				state /= statK
+			}
+		}
+		m.recount()
+		moved := 0
+		before := append([]uint16(nil), m.z...)
+		for range start.sweeps {
+			m.phiStale = false // keep Φ fixed
+			m.clearCounts()
+			if err := m.sweep(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		obs := make([]int, len(p))
+		for d := range statDocs {
+			state, mul := 0, 1
+			for i := range n {
+				state += int(m.z[d*n+i]) * mul
+				mul *= statK
+				if m.z[d*n+i] != before[d*n+i] {
+					moved++
+				}
+			}
+			obs[state]++
+		}
+		chi, cells := chiSquare(t, obs, p)
+		if crit := chiCritical(cells); chi > crit {
+			t.Errorf("%s, %d sweeps: chi-square of joint topic frequencies = %.1f; want ≤ %.1f (%d states)", start.name, start.sweeps, chi, crit, cells)
+		}
+		if moved < statDocs/10 {
+			t.Errorf("%s: only %d item topics changed in %d sweeps; the chain barely moves", start.name, moved, start.sweeps)
+		}
+	}
+}
+
+// repeatDocs returns a corpus of statDocs copies of words, with sentence
+// boundaries repeated from units (token offsets inside one document) when
+// units is not nil.
+func repeatDocs(words []int32, units []int) *corpus.Corpus {
+	c := &corpus.Corpus{V: 4, DocStart: []int{0}}
+	if units != nil {
+		c.UnitStart = []int{0}
+		c.DocUnit = []int{0}
+	}
+	for range statDocs {
+		base := len(c.Words)
+		c.Words = append(c.Words, words...)
+		c.DocStart = append(c.DocStart, len(c.Words))
+		if units != nil {
+			for _, u := range units[1:] {
+				c.UnitStart = append(c.UnitStart, base+u)
+			}
+			c.DocUnit = append(c.DocUnit, len(c.UnitStart)-1)
+		}
+	}
+	return c
+}
+
+var statCfg = Config{K: statK, Alpha: statAlpha, Workers: 2, BlockSize: 5000, Seed: 5}
+
+func TestMHStationaryLDA(t *testing.T) {
+	words := []int32{0, 3, 1}
+	m, err := NewMH(repeatDocs(words, nil), statCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := enumerate(len(words), statK, statAlpha, func(i, k int) float64 {
+		return math.Log(float64(float32(statPhi[k*4+int(words[i])])))
+	})
+	checkStationary(t, m, len(words), p)
+}
+
+func TestMHStationarySentenceLDA(t *testing.T) {
+	// Two sentences: [0 3] and [1 1 2]; items are sentences.
+	words := []int32{0, 3, 1, 1, 2}
+	units := []int{0, 2, 5}
+	cfg := statCfg
+	cfg.Model = ModelSLDA
+	m, err := NewMH(repeatDocs(words, units), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := enumerate(2, statK, statAlpha, func(u, k int) float64 {
+		var ll float64
+		for _, w := range words[units[u]:units[u+1]] {
+			ll += float64(float32(math.Log(float64(float32(statPhi[k*4+int(w)])))))
+		}
+		return ll
+	})
+	checkStationary(t, m, 2, p)
+}
+
+// weightedTarget is an FTM-like Target: item i carries weighted word counts
+// and LogLik = Σ_w n_iw log φ_kw, with proposal words that differ from the
+// counted ones and repeat.
+type weightedTarget struct {
+	counts   [][]wordWeight // per item kind
+	proposal [][]int32
+	n        int // items per document
+}
+
+type wordWeight struct {
+	w int32
+	x float64
+}
+
+func (wt *weightedTarget) kind(i int) int { return i % wt.n }
+
+func (wt *weightedTarget) LogLik(phi *Phi, i, k int) float64 {
+	var ll float64
+	row := phi.LogRow(k)
+	for _, e := range wt.counts[wt.kind(i)] {
+		ll += e.x * float64(row[e.w])
+	}
+	return ll
+}
+
+func (wt *weightedTarget) ProposalWords(i int) []int32 { return wt.proposal[wt.kind(i)] }
+
+func (wt *weightedTarget) AddCounts(i, k int, c *Counts) {
+	for _, e := range wt.counts[wt.kind(i)] {
+		c.Add(k, int(e.w), e.x)
+	}
+}
+
+func TestMHStationaryTarget(t *testing.T) {
+	wt := &weightedTarget{
+		counts: [][]wordWeight{
+			{{0, 1.5}, {2, 0.3}},
+			{{3, 0.7}},
+			{{1, 1}, {3, 0.2}, {0, 0.4}},
+		},
+		proposal: [][]int32{{0}, {3, 3, 1}, {1, 0}},
+		n:        3,
+	}
+	docStart := make([]int, statDocs+1)
+	for d := range docStart {
+		docStart[d] = d * wt.n
+	}
+	m, err := NewTargetMH(docStart, 4, wt, statCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := enumerate(wt.n, statK, statAlpha, func(i, k int) float64 {
+		var ll float64
+		for _, e := range wt.counts[i] {
+			ll += e.x * float64(float32(math.Log(float64(float32(statPhi[k*4+int(e.w)])))))
+		}
+		return ll
+	})
+	checkStationary(t, m, wt.n, p)
+}

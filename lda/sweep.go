@@ -1,0 +1,210 @@
+package lda
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/fedtopic/fedtopic/internal/rng"
+)
+
+// The MH steps of one item i with current topic s in document d, target
+// π(k) ∝ (C_dk^(−i) + α)·L_i(k) (L_i(k) = φ_kw for a token of word w):
+//
+//   - Word proposal q(t) = φ_tw/Σ_j φ_jw, independent of s, so the
+//     acceptance is min(1, π(t)q(s) / (π(s)q(t))), which for a token is
+//     (C_dt^(−i) + α)/(C_ds^(−i) + α). For a Target with proposal words
+//     w_1..w_m, q is the mixture (1/m)·Σ_j q_{w_j} and enters the ratio
+//     exactly.
+//   - Document proposal q(t | s) ∝ C_dt^(−i) + [t = s] + α: pick one of
+//     the document's n items uniformly (item i included, at s) with
+//     probability n/(n + Kα) and take its topic, else a uniform topic. The
+//     reverse move has q(s | t) ∝ C_ds^(−i) + α, so for t ≠ s the count
+//     factors cancel and the acceptance is min(1, L_i(t)/L_i(s)).
+//
+// Each of the cfg.MHSteps steps makes one word proposal and one document
+// proposal. Both kernels leave π invariant; TestMHStationary checks it
+// against exact enumeration.
+
+// unit maps a 64-bit word to a uniform float64 in [0, 1) on a 2⁻⁵³ grid.
+func unit(x uint64) float64 { return float64(x>>11) * 0x1p-53 }
+
+// unit32 maps 32 bits to a uniform float64 in [0, 1) on a 2⁻³² grid.
+func unit32(x uint32) float64 { return float64(x) * 0x1p-32 }
+
+// sweepBlockLDA samples the tokens of block b with the plain-LDA loop: no
+// interface calls, no atomic operations, doc-topic counts in a K-vector
+// built per document, and no data-dependent branches — acceptances are
+// conditional moves — so the processor can overlap the cache misses of
+// successive tokens instead of losing them to mispredictions. A step draws
+// two 64-bit words: one picks the word proposal's alias slot (high half)
+// and coin (low half), the other gives three 32-bit uniforms' worth of bits
+// split into the word acceptance (low half) and, with a third draw shared
+// across the step, the document proposal and its acceptance. Uniforms on a
+// 2⁻³² grid move each acceptance probability by less than 2⁻³².
+func (m *MH) sweepBlockLDA(sw *sweepWorker, blk int) {
+	src := sw.src
+	src.Seed(rng.Key(m.cfg.Seed, "lda", "sweep", m.iter, blk))
+	k := m.k
+	k64 := uint64(k)
+	alpha := m.alpha
+	invAlpha := 1 / alpha
+	kAlpha := float64(k) * alpha
+	steps := m.cfg.MHSteps
+	col, tab, lemK := m.phi.col, m.phi.tab, m.phi.lemK
+	cnt := sw.cnt[:k]
+	for d := m.blocks[blk]; d < m.blocks[blk+1]; d++ {
+		s, e := m.docStart[d], m.docStart[d+1]
+		zd := m.z[s:e]
+		wd := m.words[s:e]
+		wd = wd[:len(zd)]
+		for _, t := range zd {
+			cnt[t]++
+		}
+		n := float64(len(zd))
+		last := len(zd) - 1
+		total := n + kAlpha
+		for i, w := range wd {
+			cur := int(zd[i])
+			cnt[cur]--
+			base := int(w) * k
+			cw := col[base : base+k]
+			tw := tab[base : base+k]
+			for range steps {
+				// Word proposal: slot from the high half, coin from the
+				// low half; accept with (C_dt^(−i)+α)/(C_ds^(−i)+α). When t
+				// is cur, accepting changes nothing.
+				x := src.Uint64()
+				mm := (x >> 32) * k64
+				for uint32(mm) < lemK {
+					x = src.Uint64()
+					mm = (x >> 32) * k64
+				}
+				t := int(mm >> 32)
+				en := tw[t]
+				if uint32(x) >= en.thresh {
+					t = int(en.alias)
+				}
+				y := src.Uint64()
+				a, b := float64(cnt[t])+alpha, float64(cnt[cur])+alpha
+				if unit32(uint32(y))*b < a {
+					cur = t
+				}
+				zd[i] = uint16(cur)
+				// Document proposal: a uniform position among the n items
+				// (item i at cur) or, past n, a uniform topic; accept with
+				// φ_tw/φ_sw.
+				u := unit32(uint32(y>>32)) * total
+				tDoc := int(zd[min(int(u), last)])
+				tPrior := min(max(int((u-n)*invAlpha), 0), k-1)
+				t = tPrior
+				if u < n {
+					t = tDoc
+				}
+				if unit(src.Uint64())*float64(cw[cur]) < float64(cw[t]) {
+					cur = t
+				}
+				zd[i] = uint16(cur)
+			}
+			cnt[cur]++
+		}
+		for _, t := range zd {
+			cnt[t] = 0
+		}
+	}
+}
+
+// sweepBlockTarget samples the items of block b through the Target.
+func (m *MH) sweepBlockTarget(sw *sweepWorker, blk int) {
+	src := sw.src
+	src.Seed(rng.Key(m.cfg.Seed, "lda", "sweep", m.iter, blk))
+	k := m.k
+	alpha := m.alpha
+	kAlpha := float64(k) * alpha
+	p := m.phi
+	tg := m.target
+	cnt := sw.cnt[:k]
+	for d := m.blocks[blk]; d < m.blocks[blk+1]; d++ {
+		s, e := m.docStart[d], m.docStart[d+1]
+		zd := m.z[s:e]
+		for _, t := range zd {
+			cnt[t]++
+		}
+		n := float64(len(zd))
+		total := n + kAlpha
+		for i := range zd {
+			item := s + i
+			cur := int(zd[i])
+			cnt[cur]--
+			llCur := tg.LogLik(p, item, cur)
+			pw := tg.ProposalWords(item)
+			for range m.cfg.MHSteps {
+				// Word proposal from the mixture of the proposal words'
+				// columns.
+				w := int(pw[0])
+				if len(pw) > 1 {
+					w = int(pw[uniformN(src, len(pw))])
+				}
+				t := drawTab(src, p.tab[w*k:(w+1)*k], p.lemK)
+				if t != cur {
+					llT := tg.LogLik(p, item, t)
+					r := (float64(cnt[t]) + alpha) / (float64(cnt[cur]) + alpha) *
+						math.Exp(llT-llCur) * p.mixture(pw, cur) / p.mixture(pw, t)
+					if r >= 1 || unit(src.Uint64()) < r {
+						cur, llCur = t, llT
+						zd[i] = uint16(t)
+					}
+				}
+				// Document proposal.
+				u := unit(src.Uint64()) * total
+				if u < n {
+					t = int(zd[int(u)])
+				} else {
+					t = min(int((u-n)/alpha), k-1)
+				}
+				if t != cur {
+					llT := tg.LogLik(p, item, t)
+					r := math.Exp(llT - llCur)
+					if r >= 1 || unit(src.Uint64()) < r {
+						cur, llCur = t, llT
+						zd[i] = uint16(t)
+					}
+				}
+			}
+			cnt[cur]++
+		}
+		for _, t := range zd {
+			cnt[t] = 0
+		}
+	}
+}
+
+// mixture returns Σ_{w ∈ words} q_w(k), proportional to the mixture word
+// proposal's probability of topic k.
+func (p *Phi) mixture(words []int32, k int) float64 {
+	var q float64
+	for _, w := range words {
+		q += p.proposalProb(int(w), k)
+	}
+	return q
+}
+
+// uniformN returns a uniform integer in [0, n) for 0 < n < 2³², by
+// Lemire's multiply-shift method with rejection.
+func uniformN(src *rand.ChaCha8, n int) int {
+	bound := lemireBound(n)
+	for {
+		m := (src.Uint64() >> 32) * uint64(n)
+		if uint32(m) >= bound {
+			return int(m >> 32)
+		}
+	}
+}
+
+// drawTab draws a slot of an alias table.
+func drawTab(src *rand.ChaCha8, tab []aliasEntry, lemK uint32) int {
+	for {
+		if t, ok := drawAlias(tab, lemK, src.Uint64()); ok {
+			return t
+		}
+	}
+}

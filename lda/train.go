@@ -1,0 +1,55 @@
+package lda
+
+import (
+	"context"
+
+	"github.com/fedtopic/fedtopic/corpus"
+	"github.com/fedtopic/fedtopic/topic"
+)
+
+// Chain is a topic-model sampler in progress: *MH or *Gibbs.
+type Chain interface {
+	// Run runs iterations sweeps, calling progress (if not nil) after each
+	// with the sweeps and tokens done in this call.
+	Run(ctx context.Context, iterations int, progress func(iter, tokensDone int)) error
+	// Model returns the posterior-mean topic-word estimate (C_kw+β)/(C_k+Vβ)
+	// of the current state, with Vocab left nil.
+	Model() *topic.Model
+	// LogLikelihood returns the collapsed joint log-likelihood log p(w, z).
+	LogLikelihood() float64
+	// Assignments returns the topic of every token (or sentence), read-only.
+	Assignments() []uint16
+	// DocTopicCounts returns how many tokens (sentences) of document d have
+	// each topic.
+	DocTopicCounts(d int) []int32
+	// TopicWordCounts returns C_kw row-major K×V.
+	TopicWordCounts() []float64
+	// Iteration returns the number of sweeps done so far.
+	Iteration() int
+}
+
+// New returns the sampler cfg.Sampler for cfg.Model on c, initialised but
+// not yet run.
+func New(c *corpus.Corpus, cfg Config) (Chain, error) {
+	if cfg.Sampler == SamplerGibbs {
+		return NewGibbs(c, cfg)
+	}
+	return NewMH(c, cfg)
+}
+
+// Train runs cfg.Iterations sweeps of the sampler cfg.Sampler for cfg.Model
+// on c and returns the posterior-mean estimate of Φ, φ_kw = (C_kw + β)/(C_k +
+// Vβ) from the final assignments, with α, β and provenance (method,
+// parameters, seed, iterations) filled in; the caller sets Vocab and the
+// rest of the provenance. progress, if not nil, is called after every sweep.
+// The result depends only on c and cfg (Workers excepted).
+func Train(ctx context.Context, c *corpus.Corpus, cfg Config, progress func(iter, tokensDone int)) (*topic.Model, error) {
+	ch, err := New(c, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := ch.Run(ctx, cfg.withDefaults().Iterations, progress); err != nil {
+		return nil, err
+	}
+	return ch.Model(), nil
+}

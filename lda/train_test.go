@@ -1,0 +1,277 @@
+package lda_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/fedtopic/fedtopic/corpus"
+	"github.com/fedtopic/fedtopic/corpus/synth"
+	"github.com/fedtopic/fedtopic/eval"
+	"github.com/fedtopic/fedtopic/internal/rng"
+	"github.com/fedtopic/fedtopic/lda"
+)
+
+func generate(t testing.TB, cfg synth.Config, seed uint64) *synth.Data {
+	t.Helper()
+	d, err := synth.Generate(cfg, rng.Derive(seed, "synth"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     lda.Config
+		wantErr bool
+	}{
+		{name: "zero value", cfg: lda.Config{}},
+		{name: "full", cfg: lda.Config{K: 50, Alpha: 0.1, Beta: 0.01, Iterations: 10, Workers: 2, Model: lda.ModelSLDA, Sampler: lda.SamplerGibbs, MHSteps: 4, BlockSize: 100}},
+		{name: "negative k", cfg: lda.Config{K: -1}, wantErr: true},
+		{name: "k too large", cfg: lda.Config{K: lda.MaxK + 1}, wantErr: true},
+		{name: "nan alpha", cfg: lda.Config{Alpha: math.NaN()}, wantErr: true},
+		{name: "negative beta", cfg: lda.Config{Beta: -0.1}, wantErr: true},
+		{name: "infinite beta", cfg: lda.Config{Beta: math.Inf(1)}, wantErr: true},
+		{name: "negative iterations", cfg: lda.Config{Iterations: -1}, wantErr: true},
+		{name: "negative workers", cfg: lda.Config{Workers: -2}, wantErr: true},
+		{name: "unknown model", cfg: lda.Config{Model: "hdp"}, wantErr: true},
+		{name: "unknown sampler", cfg: lda.Config{Sampler: "vb"}, wantErr: true},
+		{name: "negative mh steps", cfg: lda.Config{MHSteps: -1}, wantErr: true},
+		{name: "negative block size", cfg: lda.Config{BlockSize: -1}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Validate()
+			if (err != nil) != tt.wantErr {
+				t.Errorf("Config%+v.Validate() = %v; want error %v", tt.cfg, err, tt.wantErr)
+			}
+		})
+	}
+	if err := (lda.Config{K: -1, Beta: -1}).Validate(); err == nil || len(err.(interface{ Unwrap() []error }).Unwrap()) != 2 {
+		t.Errorf("Validate of two bad fields = %v; want both reported", err)
+	}
+}
+
+func TestBadCorpus(t *testing.T) {
+	good := func() *corpus.Corpus {
+		return &corpus.Corpus{Words: []int32{0, 1, 2}, DocStart: []int{0, 2, 3}, V: 3,
+			UnitStart: []int{0, 1, 2, 3}, DocUnit: []int{0, 2, 3}}
+	}
+	tests := []struct {
+		name  string
+		model string
+		c     func() *corpus.Corpus
+	}{
+		{name: "nil", c: func() *corpus.Corpus { return nil }},
+		{name: "empty", c: func() *corpus.Corpus { return &corpus.Corpus{V: 3} }},
+		{name: "no tokens", c: func() *corpus.Corpus { return &corpus.Corpus{V: 3, DocStart: []int{0, 0}} }},
+		{name: "zero vocabulary", c: func() *corpus.Corpus { c := good(); c.V = 0; return c }},
+		{name: "word out of range", c: func() *corpus.Corpus { c := good(); c.Words[1] = 3; return c }},
+		{name: "negative word", c: func() *corpus.Corpus { c := good(); c.Words[0] = -1; return c }},
+		{name: "offsets past end", c: func() *corpus.Corpus { c := good(); c.DocStart[2] = 4; return c }},
+		{name: "decreasing offsets", c: func() *corpus.Corpus { c := good(); c.DocStart = []int{0, 3, 2, 3}; return c }},
+		{name: "slda without units", model: lda.ModelSLDA, c: func() *corpus.Corpus { c := good(); c.UnitStart, c.DocUnit = nil, nil; return c }},
+		{name: "slda units cross documents", model: lda.ModelSLDA, c: func() *corpus.Corpus { c := good(); c.UnitStart = []int{0, 3}; c.DocUnit = []int{0, 0, 1}; return c }},
+		{name: "slda empty sentence", model: lda.ModelSLDA, c: func() *corpus.Corpus {
+			c := good()
+			c.UnitStart = []int{0, 1, 2, 2, 3}
+			c.DocUnit = []int{0, 2, 4}
+			return c
+		}},
+	}
+	for _, tt := range tests {
+		for _, sampler := range []string{lda.SamplerMH, lda.SamplerGibbs} {
+			t.Run(tt.name+"/"+sampler, func(t *testing.T) {
+				_, err := lda.Train(context.Background(), tt.c(), lda.Config{K: 2, Iterations: 1, Model: tt.model, Sampler: sampler}, nil)
+				if err == nil {
+					t.Errorf("Train on a bad corpus = nil error; want an error")
+				}
+			})
+		}
+	}
+	if _, err := lda.Train(context.Background(), good(), lda.Config{K: 2, Iterations: 2, Model: lda.ModelSLDA}, nil); err != nil {
+		t.Errorf("Train on the good corpus: %v", err)
+	}
+}
+
+// TestWorkersDoNotChangeResult runs the same chain with 1, 2 and 3 workers:
+// topics, counts and the Φ of the last sweep must be bit-identical.
+func TestWorkersDoNotChangeResult(t *testing.T) {
+	data := generate(t, synth.Config{K: 5, V: 200, Docs: 300, DocLen: 40, SentLen: 4}, 1)
+	for _, model := range []string{lda.ModelLDA, lda.ModelSLDA} {
+		t.Run(model, func(t *testing.T) {
+			type result struct {
+				z      []uint16
+				counts []float64
+				phi    []float32
+			}
+			var want result
+			for _, workers := range []int{1, 2, 3} {
+				m, err := lda.NewMH(data.Corpus, lda.Config{K: 5, Workers: workers, BlockSize: 500, Model: model, Seed: 9})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := m.Run(context.Background(), 6, nil); err != nil {
+					t.Fatal(err)
+				}
+				got := result{z: slices.Clone(m.Assignments()), counts: m.TopicWordCounts()}
+				for w := range data.Corpus.V {
+					got.phi = append(got.phi, m.Phi().Column(w)...)
+				}
+				if workers == 1 {
+					want = got
+					continue
+				}
+				if !slices.Equal(got.z, want.z) || !slices.Equal(got.counts, want.counts) || !slices.Equal(got.phi, want.phi) {
+					t.Errorf("%d workers: topics, counts or Φ differ from 1 worker", workers)
+				}
+			}
+		})
+	}
+}
+
+// TestRunSplitsReproduce checks that Run(3) then Run(3) equals Run(6).
+func TestRunSplitsReproduce(t *testing.T) {
+	data := generate(t, synth.Config{K: 4, V: 100, Docs: 100, DocLen: 30}, 2)
+	cfg := lda.Config{K: 4, Seed: 3, BlockSize: 300}
+	a, err := lda.NewMH(data.Corpus, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := lda.NewMH(data.Corpus, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := a.Run(ctx, 6, nil); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := b.Run(ctx, 3, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(a.Assignments(), b.Assignments()) || a.Iteration() != 6 || b.Iteration() != 6 {
+		t.Errorf("Run(6) and Run(3)+Run(3) differ (iterations %d, %d)", a.Iteration(), b.Iteration())
+	}
+}
+
+func TestCancel(t *testing.T) {
+	data := generate(t, synth.Config{K: 4, V: 100, Docs: 200, DocLen: 30}, 3)
+	for _, sampler := range []string{lda.SamplerMH, lda.SamplerGibbs} {
+		t.Run(sampler, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			ch, err := lda.New(data.Corpus, lda.Config{K: 4, Sampler: sampler, BlockSize: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := 0
+			err = ch.Run(ctx, 10, func(iter, tokens int) {
+				calls++
+				if iter == 2 {
+					cancel()
+				}
+			})
+			if !errors.Is(err, context.Canceled) || calls != 2 {
+				t.Fatalf("Run with cancel after 2 sweeps = %v after %d progress calls; want context.Canceled after 2", err, calls)
+			}
+			// The chain stays usable: counts match the assignments.
+			if err := ch.Run(context.Background(), 1, nil); err != nil {
+				t.Fatalf("Run after cancel: %v", err)
+			}
+			if err := ch.Model().Validate(); err == nil {
+				t.Fatal("Model().Validate() = nil with Vocab unset; want an error about the vocabulary")
+			}
+			checkCounts(t, ch, data.Corpus)
+		})
+	}
+}
+
+// checkCounts checks TopicWordCounts against a count of the assignments
+// (per token, or per sentence when there are as many as sentences).
+func checkCounts(t *testing.T, ch lda.Chain, c *corpus.Corpus) {
+	t.Helper()
+	z := ch.Assignments()
+	want := make([]float64, len(ch.TopicWordCounts()))
+	for i, w := range c.Words {
+		k := z[min(i, len(z)-1)]
+		if len(z) != len(c.Words) {
+			u, _ := slices.BinarySearch(c.UnitStart, i+1)
+			k = z[u-1]
+		}
+		want[int(k)*c.V+int(w)]++
+	}
+	if got := ch.TopicWordCounts(); !slices.Equal(got, want) {
+		t.Error("TopicWordCounts differ from the counts of Assignments")
+	}
+}
+
+// TestPlantedRecovery trains on a corpus with planted, disjoint topics and
+// requires every planted topic to be matched (Hungarian matching on Hellinger
+// distance) by a learned topic closer than 0.1. The corpus gives each topic
+// about 10,000 tokens over 50 words, so a recovered topic's sampling error
+// alone is far below that (√(50/10,000)/2 ≈ 0.035 in Hellinger distance).
+func TestPlantedRecovery(t *testing.T) {
+	const k = 10
+	tests := []struct {
+		name  string
+		synth synth.Config
+		cfg   lda.Config
+	}{
+		{name: "lda gibbs", synth: synth.Config{K: k, V: 500, Docs: 2000, DocLen: 50, Structure: synth.Planted}, cfg: lda.Config{K: k, Iterations: 50, Sampler: lda.SamplerGibbs}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := generate(t, tt.synth, 4)
+			tt.cfg.Seed = 1
+			m, err := lda.Train(context.Background(), data.Corpus, tt.cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := eval.Recovery(data.Phi, m.Phi, k, data.Corpus.V)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, d := range res.Distance {
+				if d > 0.1 {
+					t.Errorf("planted topic %d: Hellinger distance to learned topic %d = %.3f; want ≤ 0.1", i, res.Assign[i], d)
+				}
+			}
+			t.Logf("mean Hellinger distance %.4f", res.Mean)
+		})
+	}
+}
+
+// TestMHMatchesGibbs runs the MH sampler and the exact collapsed Gibbs
+// sampler on the same Dirichlet-generated corpus and compares the collapsed
+// log-likelihood per token they reach; both are run well past convergence,
+// so they must agree to within 1% (the run-to-run spread of either at this
+// size is about 0.1%).
+func TestMHMatchesGibbs(t *testing.T) {
+	for _, model := range []string{lda.ModelLDA, lda.ModelSLDA} {
+		t.Run(model, func(t *testing.T) {
+			data := generate(t, synth.Config{K: 8, V: 300, Docs: 600, DocLen: 60, Alpha: 0.2, Beta: 0.05, SentLen: 5}, 5)
+			n := float64(data.Corpus.NumTokens())
+			ll := map[string]float64{}
+			for _, sampler := range []string{lda.SamplerGibbs, lda.SamplerMH} {
+				ch, err := lda.New(data.Corpus, lda.Config{K: 8, Alpha: 0.2, Beta: 0.05, Sampler: sampler, Model: model, Seed: 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := ch.Run(context.Background(), 150, nil); err != nil {
+					t.Fatal(err)
+				}
+				checkCounts(t, ch, data.Corpus)
+				ll[sampler] = ch.LogLikelihood() / n
+			}
+			if math.Abs(ll["mh"]-ll["gibbs"]) > 0.01*math.Abs(ll["gibbs"]) {
+				t.Errorf("log-likelihood per token: MH %.4f, Gibbs %.4f; want within 1%%", ll["mh"], ll["gibbs"])
+			}
+			t.Logf("log-likelihood per token: MH %.4f, Gibbs %.4f", ll["mh"], ll["gibbs"])
+		})
+	}
+}
