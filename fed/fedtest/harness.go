@@ -143,9 +143,10 @@ func (sc Scenario) Corpus(i int) *corpus.Corpus {
 
 // Transport carries a federation's calls in Run.
 type Transport interface {
-	// Connect serves svc and returns a function that connects a party to
-	// it, and a function that stops whatever Connect started.
-	Connect(svc fed.Service, parties []string) (dial func(party string) (fed.Protocol, error), stop func(), err error)
+	// Connect serves svc to parties, with message limits from val, and
+	// returns a function that connects a party to it and a function that
+	// stops whatever Connect started.
+	Connect(svc fed.Service, parties []string, val fed.Validator) (dial func(party string) (fed.Protocol, error), stop func(), err error)
 	String() string
 }
 
@@ -156,7 +157,7 @@ type inprocTransport struct{ faults inproc.Faults }
 
 func (tr inprocTransport) String() string { return "inproc" }
 
-func (tr inprocTransport) Connect(svc fed.Service, parties []string) (func(string) (fed.Protocol, error), func(), error) {
+func (tr inprocTransport) Connect(svc fed.Service, parties []string, val fed.Validator) (func(string) (fed.Protocol, error), func(), error) {
 	n, err := inproc.New(svc, tr.faults)
 	if err != nil {
 		return nil, nil, err
@@ -206,7 +207,7 @@ func Play(ctx context.Context, tr Transport, sc Scenario) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	dial, stop, err := tr.Connect(coord, setup.Parties)
+	dial, stop, err := tr.Connect(coord, setup.Parties, val)
 	if err != nil {
 		return nil, err
 	}
