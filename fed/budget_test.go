@@ -2,14 +2,17 @@ package fed_test
 
 import (
 	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 
 	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/fed/fedtest"
 	"github.com/fedtopic/fedtopic/fed/inproc"
+	"github.com/fedtopic/fedtopic/privacy/accountant"
 )
 
 // noPlan hides a learner's Plan method, so the party learns the cost of a
@@ -74,4 +77,52 @@ func TestBudgetRefusal(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestAccountantLedger runs the budget refusal with the privacy package's
+// durable ledger: pure-ε Laplace releases add up, round 3 does not fit a
+// budget of ε = 2.5, and the refusal names what was asked and what is left.
+func TestAccountantLedger(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sc := fedtest.Scenario{Parties: 2, MinParties: 1, Rounds: 4, Epsilon: 1, Seed: 62, RoundTimeout: roundTimeout}
+		n, err := inproc.New(nil, inproc.Faults{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		coord, err := fed.NewCoordinator(sc.CoordinatorConfig(), sc.Aggregator(t), sc.Validator(t), fed.CoordinatorOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.SetService(coord)
+		dir := t.TempDir()
+		errs := make([]error, 2)
+		ledgers := make([]*accountant.Ledger, 2)
+		var wg sync.WaitGroup
+		for i, id := range sc.IDs() {
+			ledgers[i], err = accountant.OpenLedger(filepath.Join(dir, id+".ledger"), accountant.Budget{Epsilon: 2.5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ledgers[i].Close()
+			p, err := fed.NewParty(sc.PartyConfig(i), sc.Learner(t, i), ledgers[i], n.Dial(id), fed.PartyOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wg.Go(func() { _, errs[i] = p.Run(t.Context()) })
+		}
+		_, cerr := coord.Run(t.Context())
+		wg.Wait()
+		if !errors.Is(cerr, fed.ErrBudgetExhausted) {
+			t.Errorf("Coordinator.Run = %v; want the run stopped for exhausted budgets", cerr)
+		}
+		for i, err := range errs {
+			var be *accountant.BudgetError
+			if !errors.Is(err, fed.ErrBudgetExhausted) || !errors.As(err, &be) || be.RequestedEpsilon != 1 || be.RemainingEpsilon != 0.5 {
+				t.Errorf("party %d: %v; want a refusal asking ε = 1 with 0.5 remaining", i+1, err)
+			}
+			if got := ledgers[i].Spent().Epsilon; got != 2 {
+				t.Errorf("party %d ledger total ε = %v; want 2", i+1, got)
+			}
+		}
+	})
 }

@@ -3,6 +3,8 @@ package fed
 import (
 	"errors"
 	"fmt"
+
+	"github.com/fedtopic/fedtopic/privacy/accountant"
 )
 
 // Errors the protocol returns. Transports carry them across the wire (fedgrpc
@@ -10,8 +12,9 @@ import (
 // with errors.Is on either side.
 var (
 	// ErrBudgetExhausted reports that a party's ledger refused a release
-	// because it would exceed the party's privacy budget.
-	ErrBudgetExhausted = errors.New("privacy budget exhausted")
+	// because it would exceed the party's privacy budget. It is the
+	// accountant's error, so refusals of an accountant.Ledger match it.
+	ErrBudgetExhausted = accountant.ErrBudgetExhausted
 	// ErrInvalidUpdate reports an update whose payload failed the
 	// algorithm's validation (shape, non-finite values, range).
 	ErrInvalidUpdate = errors.New("invalid update")

@@ -7,9 +7,10 @@ import (
 )
 
 // Ledger is a party's durable record of its privacy spending against its
-// budget. The party consults it before every release: Check before any
-// noise is drawn (when the learner can plan its spend), Charge after the
-// update is computed and before it leaves.
+// budget; *accountant.Ledger implements it. The party consults it before
+// every release: Check before any noise is drawn (when the learner can plan
+// its spend), Charge after the update is computed and before it leaves.
+// Charging a release name again with the same events must be a no-op.
 type Ledger interface {
 	// Check reports, recording nothing, whether events fit in the remaining
 	// budget; if not, the error wraps ErrBudgetExhausted and names the
