@@ -105,6 +105,7 @@ its privacy cost is accounted and reported.`,
 		newEvalCmd(e),
 		newTopicsCmd(e),
 		newExportCmd(e),
+		newPrivacyCmd(e),
 	)
 	return root
 }

@@ -127,9 +127,9 @@ func Compose(events []privacy.Event, delta float64) (Cost, error) {
 	}
 	other := ""
 	switch {
-	case fixedEps > 0 || fixedDelta > 0:
+	case fixedDelta > 0:
 		other = "basic"
-	case pureEps > 0:
+	case pureEps > 0 || fixedEps > 0:
 		other = "pure"
 	}
 	if len(gauss) == 0 && len(rdpOnly) == 0 {
@@ -178,10 +178,11 @@ func Compose(events []privacy.Event, delta float64) (Cost, error) {
 		er, order, err := a.Epsilon(conv)
 		if err == nil && fixedEps+er < c.Epsilon {
 			c.Epsilon, c.Order, c.Mu = fixedEps+er, order, 0
-			if fixedEps > 0 || fixedDelta > 0 {
+			c.Accountant = "rdp"
+			if fixedDelta > 0 {
 				c.Accountant = "basic+rdp"
-			} else {
-				c.Accountant = "rdp"
+			} else if fixedEps > 0 {
+				c.Accountant = "pure+rdp"
 			}
 		}
 	}
