@@ -1,0 +1,189 @@
+package sim
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/fedtopic/fedtopic/fed"
+	"github.com/fedtopic/fedtopic/privacy"
+	"github.com/fedtopic/fedtopic/privacy/accountant"
+)
+
+// Line types of a run record.
+const (
+	TypeRound   = "round"
+	TypeSummary = "summary"
+)
+
+// RoundLine is one line of a run record: one attempt at a round.
+type RoundLine struct {
+	Type      string             `json:"type"` // TypeRound
+	Round     int                `json:"round"`
+	Attempt   int                `json:"attempt"`
+	Committed bool               `json:"committed"`
+	Replied   []string           `json:"replied"`
+	Dropped   []string           `json:"dropped,omitempty"`
+	Rejoined  []string           `json:"rejoined,omitempty"`
+	Refused   []string           `json:"refused,omitempty"`
+	Rejected  []fed.Rejection    `json:"rejected,omitempty"`
+	Bytes     []fed.Traffic      `json:"bytes"`           // per party, this attempt
+	Spent     []fed.PartySpend   `json:"spent,omitempty"` // privacy events each party declared for this attempt
+	Epsilon   []PartyEpsilon     `json:"epsilon"`         // per party, composed over the run so far
+	DurationS float64            `json:"duration_s"`
+	Metrics   map[string]float64 `json:"metrics,omitempty"`
+	Error     string             `json:"error,omitempty"`
+}
+
+// PartyEpsilon is the privacy a party has spent over the run, composed by
+// the accountant from the events it declared. The party's own ledger is
+// authoritative; this is the coordinator's view.
+type PartyEpsilon struct {
+	Party      string  `json:"party"`
+	Epsilon    float64 `json:"epsilon"`
+	Delta      float64 `json:"delta"`
+	Unit       string  `json:"unit,omitempty"`
+	Accountant string  `json:"accountant,omitempty"`
+	Releases   int     `json:"releases"`
+	Error      string  `json:"error,omitempty"` // why the events could not be composed
+}
+
+// SummaryLine is the last line of a run record.
+type SummaryLine struct {
+	Type      string             `json:"type"` // TypeSummary
+	Run       string             `json:"run"`
+	Algorithm string             `json:"algorithm"`
+	Parties   []string           `json:"parties"`
+	Seed      uint64             `json:"seed"`
+	Rounds    int                `json:"rounds"` // committed
+	Bytes     []fed.Traffic      `json:"bytes"`  // per party, whole run
+	Epsilon   []PartyEpsilon     `json:"epsilon"`
+	DurationS float64            `json:"duration_s"`
+	Metrics   map[string]float64 `json:"metrics,omitempty"`
+	Error     string             `json:"error,omitempty"`
+}
+
+// Recorder writes a run record: a JSON line per round attempt, then a
+// summary. Both fedtopic simulate and fedtopic coordinator write it, so
+// reports read one format. It is not safe for concurrent use; the
+// coordinator calls it from Run's goroutine.
+type Recorder struct {
+	w       *bufio.Writer
+	parties []string
+	delta   float64
+	events  [][]privacy.Event // per party, all declared so far
+	bytes   []fed.Traffic
+	last    int // last committed round written
+	start   time.Time
+}
+
+// NewRecorder returns a recorder writing to w for parties; delta is the δ
+// at which Gaussian releases are converted to (ε, δ).
+func NewRecorder(w io.Writer, parties []string, delta float64) *Recorder {
+	r := &Recorder{w: bufio.NewWriter(w), parties: slices.Clone(parties), delta: delta,
+		events: make([][]privacy.Event, len(parties)), bytes: make([]fed.Traffic, len(parties)), start: time.Now()}
+	for i, p := range parties {
+		r.bytes[i].Party = p
+	}
+	return r
+}
+
+// Resume restores the recorder from the round lines of an earlier run
+// record of the same run (a coordinator restarting), so composed ε and
+// byte totals continue and rounds already written are not written again.
+// A summary line or a torn last line ends the restore.
+func (r *Recorder) Resume(old io.Reader) error {
+	dec := json.NewDecoder(old)
+	for n := 1; ; n++ {
+		var l RoundLine
+		err := dec.Decode(&l)
+		if errors.Is(err, io.EOF) || (err != nil && errors.Is(err, io.ErrUnexpectedEOF)) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("sim: run record line %d: %w", n, err)
+		}
+		if l.Type != TypeRound {
+			return nil
+		}
+		r.absorb(l.Spent, l.Bytes)
+		if l.Committed {
+			r.last = max(r.last, l.Round)
+		}
+	}
+}
+
+// absorb adds one attempt's declared events and bytes to the totals.
+func (r *Recorder) absorb(spent []fed.PartySpend, bytes []fed.Traffic) {
+	for _, s := range spent {
+		if i := slices.Index(r.parties, s.Party); i >= 0 {
+			r.events[i] = append(r.events[i], s.Events...)
+		}
+	}
+	for _, b := range bytes {
+		if i := slices.Index(r.parties, b.Party); i >= 0 {
+			r.bytes[i].Up += b.Up
+			r.bytes[i].Down += b.Down
+		}
+	}
+}
+
+// Round writes the line of one attempt with optional metrics. A replayed
+// record of a round already written (fed.RoundRecord.Resumed) is skipped.
+func (r *Recorder) Round(rec fed.RoundRecord, metrics map[string]float64) error {
+	if rec.Resumed && rec.Round <= r.last {
+		return nil
+	}
+	r.absorb(rec.Spent, rec.Traffic)
+	if rec.Committed {
+		r.last = max(r.last, rec.Round)
+	}
+	return r.write(RoundLine{
+		Type: TypeRound, Round: rec.Round, Attempt: rec.Attempt, Committed: rec.Committed,
+		Replied: rec.Replied, Dropped: rec.Dropped, Rejoined: rec.Rejoined, Refused: rec.Refused,
+		Rejected: rec.Rejected, Bytes: rec.Traffic, Spent: rec.Spent, Epsilon: r.Epsilon(),
+		DurationS: rec.Duration.Seconds(), Metrics: metrics, Error: rec.Err,
+	})
+}
+
+// Epsilon returns every party's composed spend so far.
+func (r *Recorder) Epsilon() []PartyEpsilon {
+	out := make([]PartyEpsilon, len(r.parties))
+	for i, p := range r.parties {
+		out[i] = PartyEpsilon{Party: p}
+		c, err := accountant.Compose(r.events[i], r.delta)
+		if err != nil {
+			out[i].Error = err.Error()
+			continue
+		}
+		out[i].Epsilon, out[i].Delta, out[i].Unit, out[i].Accountant, out[i].Releases = c.Epsilon, c.Delta, c.Unit, c.Accountant, c.Releases
+	}
+	return out
+}
+
+// Summary completes s with the parties, their composed ε and byte totals,
+// writes it as the last line and returns it.
+func (r *Recorder) Summary(s SummaryLine) (SummaryLine, error) {
+	s.Type = TypeSummary
+	s.Parties = r.parties
+	s.Epsilon = r.Epsilon()
+	s.Bytes = slices.Clone(r.bytes)
+	if s.DurationS == 0 {
+		s.DurationS = time.Since(r.start).Seconds()
+	}
+	return s, r.write(s)
+}
+
+func (r *Recorder) write(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("sim: run record: %w", err)
+	}
+	r.w.Write(b)
+	r.w.WriteByte('\n')
+	return r.w.Flush()
+}

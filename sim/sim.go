@@ -1,0 +1,275 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fedtopic/fedtopic/corpus"
+	"github.com/fedtopic/fedtopic/fed"
+	"github.com/fedtopic/fedtopic/fed/inproc"
+	"github.com/fedtopic/fedtopic/privacy/accountant"
+	"github.com/fedtopic/fedtopic/topic"
+)
+
+// DefaultDelta is the δ at which Gaussian releases are reported when the
+// budget gives none.
+const DefaultDelta = 1e-5
+
+// Scenario is one simulated federated run: an algorithm, its parameters,
+// one corpus per party over a shared vocabulary, and how the federation
+// behaves. The zero value of each optional field means the default in its
+// comment.
+type Scenario struct {
+	Algorithm fed.Algorithm
+	Params    json.RawMessage // the algorithm's parameters
+	Run       string          // run id; default "sim"
+	Parties   []string        // party ids; default p1 … pn
+	Corpora   []*corpus.Corpus
+	Vocab     []string
+	Seed      uint64
+	// MinParties is the quorum; default all parties.
+	MinParties int
+	// RoundTimeout is each round's deadline; default fed.DefaultRoundTimeout.
+	RoundTimeout time.Duration
+	// Budget is every party's privacy budget. Algorithms that release
+	// nothing private need none.
+	Budget accountant.Budget
+	// LedgerDir holds the parties' ledgers (one file per party); default a
+	// temporary directory removed when Run returns.
+	LedgerDir string
+	// Faults injects failures into the in-process transport.
+	Faults inproc.Faults
+	// Logger receives the engine's logs; nil discards them.
+	Logger *slog.Logger
+	// Record receives the run record (JSON lines); nil writes none.
+	Record io.Writer
+	// Metrics, if set, is called with the global model after every
+	// committed round (algorithms whose aggregator is a fed.Modeler), and
+	// its values go into the run record.
+	Metrics func(round int, global *topic.Model) (map[string]float64, error)
+	// OnRound, if set, is called after every round attempt with its line
+	// of the run record (for progress).
+	OnRound func(RoundLine)
+}
+
+// Result is what a simulated run produced.
+type Result struct {
+	Rounds  int
+	Global  *topic.Model   // the global model, if the aggregator is a fed.Modeler
+	Locals  []*topic.Model // each party's final local model, where its learner is a fed.Modeler
+	Final   []byte         // the final broadcast
+	Traffic []fed.Traffic  // bytes per party over the run
+	Summary SummaryLine
+}
+
+func (sc *Scenario) parties() []string {
+	if len(sc.Parties) > 0 {
+		return sc.Parties
+	}
+	ids := make([]string, len(sc.Corpora))
+	for i := range ids {
+		ids[i] = fmt.Sprintf("p%d", i+1)
+	}
+	return ids
+}
+
+// Validate reports every problem with sc.
+func (sc *Scenario) Validate() error {
+	var errs []error
+	a := sc.Algorithm
+	if a.Name == "" || a.NewAggregator == nil || a.NewLearner == nil || a.NewValidator == nil {
+		errs = append(errs, errors.New("sim: incomplete algorithm"))
+	}
+	if len(sc.Corpora) == 0 {
+		errs = append(errs, errors.New("sim: no party corpora"))
+	}
+	if len(sc.Parties) > 0 && len(sc.Parties) != len(sc.Corpora) {
+		errs = append(errs, fmt.Errorf("sim: %d party ids for %d corpora", len(sc.Parties), len(sc.Corpora)))
+	}
+	for i, c := range sc.Corpora {
+		if c == nil || c.NumDocs() == 0 {
+			errs = append(errs, fmt.Errorf("sim: party %d has no documents", i+1))
+		} else if c.V > len(sc.Vocab) {
+			errs = append(errs, fmt.Errorf("sim: party %d: corpus vocabulary %d > shared vocabulary %d", i+1, c.V, len(sc.Vocab)))
+		}
+	}
+	if len(sc.Vocab) == 0 {
+		errs = append(errs, errors.New("sim: empty vocabulary"))
+	}
+	if sc.RoundTimeout < 0 {
+		errs = append(errs, fmt.Errorf("sim: round timeout %v < 0", sc.RoundTimeout))
+	}
+	if err := sc.Budget.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := sc.Faults.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Run plays sc to its end in this process: the coordinator and every party
+// of fed, connected by fed/inproc (every message encoded), each party with
+// its own durable ledger. All goroutines are joined before Run returns.
+func Run(ctx context.Context, sc Scenario) (*Result, error) {
+	if err := sc.Validate(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	ids := sc.parties()
+	run := sc.Run
+	if run == "" {
+		run = "sim"
+	}
+	setup := fed.Setup{Run: run, Parties: ids, Vocab: sc.Vocab, Seed: sc.Seed, Params: sc.Params}
+	alg := sc.Algorithm
+	agg, err := alg.NewAggregator(setup)
+	if err != nil {
+		return nil, err
+	}
+	val, err := alg.NewValidator(setup)
+	if err != nil {
+		return nil, err
+	}
+	learners := make([]fed.Learner, len(ids))
+	for i := range ids {
+		if learners[i], err = alg.NewLearner(setup, i, sc.Corpora[i]); err != nil {
+			return nil, fmt.Errorf("sim: party %s: %w", ids[i], err)
+		}
+	}
+	delta := sc.Budget.Delta
+	if delta == 0 {
+		delta = DefaultDelta
+	}
+	rec := NewRecorder(io.Discard, ids, delta)
+	if sc.Record != nil {
+		rec = NewRecorder(sc.Record, ids, delta)
+	}
+	var recErr error
+	onRound := func(r fed.RoundRecord) {
+		var metrics map[string]float64
+		if r.Committed && sc.Metrics != nil {
+			if m, ok := agg.(fed.Modeler); ok {
+				if gm, err := m.Model(); err == nil {
+					gm.Vocab = sc.Vocab
+					if metrics, err = sc.Metrics(r.Round, gm); err != nil {
+						recErr = errors.Join(recErr, fmt.Errorf("sim: round %d: metrics: %w", r.Round, err))
+					}
+				}
+			}
+		}
+		if err := rec.Round(r, metrics); err != nil {
+			recErr = errors.Join(recErr, err)
+		}
+		if sc.OnRound != nil {
+			sc.OnRound(RoundLine{Round: r.Round, Attempt: r.Attempt, Committed: r.Committed, Replied: r.Replied,
+				Dropped: r.Dropped, Bytes: r.Traffic, DurationS: r.Duration.Seconds(), Metrics: metrics, Error: r.Err})
+		}
+	}
+	timeout := fed.Duration(sc.RoundTimeout)
+	coord, err := fed.NewCoordinator(fed.CoordinatorConfig{
+		Run: run, Algorithm: alg.Name, Parties: ids, MinParties: sc.MinParties,
+		RoundTimeout: timeout, JoinTimeout: timeout,
+	}, agg, val, fed.CoordinatorOptions{Logger: sc.Logger, OnRound: onRound})
+	if err != nil {
+		return nil, err
+	}
+	net, err := inproc.New(coord, sc.Faults)
+	if err != nil {
+		return nil, err
+	}
+	ledgerDir := sc.LedgerDir
+	if ledgerDir == "" {
+		if ledgerDir, err = os.MkdirTemp("", "fedtopic-sim-ledgers-"); err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+		defer os.RemoveAll(ledgerDir)
+	} else if err := os.MkdirAll(ledgerDir, 0o700); err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	ledgers := make([]*accountant.Ledger, len(ids))
+	defer func() {
+		for _, l := range ledgers {
+			if l != nil {
+				l.Close()
+			}
+		}
+	}()
+	parties := make([]*fed.Party, len(ids))
+	for i, id := range ids {
+		if ledgers[i], err = accountant.OpenLedger(filepath.Join(ledgerDir, id+".ledger"), sc.Budget); err != nil {
+			return nil, fmt.Errorf("sim: party %s: %w", id, err)
+		}
+		parties[i], err = fed.NewParty(fed.PartyConfig{Run: run, ID: id, Algorithm: alg.Name}, learners[i], ledgers[i], net.Dial(id), fed.PartyOptions{Logger: sc.Logger})
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	partyErrs := make([]error, len(ids))
+	var res *fed.Result
+	var coordErr error
+	var wg sync.WaitGroup
+	for i, p := range parties {
+		wg.Go(func() { _, partyErrs[i] = p.Run(ctx) })
+	}
+	wg.Go(func() {
+		res, coordErr = coord.Run(ctx)
+		if coordErr != nil {
+			cancel() // parties would otherwise wait for a coordinator that has stopped
+		}
+	})
+	wg.Wait()
+
+	summary := SummaryLine{Run: run, Algorithm: alg.Name, Seed: sc.Seed, DurationS: time.Since(start).Seconds()}
+	if coordErr != nil {
+		summary.Error = coordErr.Error()
+		summary.Rounds = coord.Committed()
+		_, err := rec.Summary(summary)
+		return nil, errors.Join(coordErr, err)
+	}
+	var errs []error
+	for i, err := range partyErrs {
+		if err != nil && !errors.Is(err, fed.ErrBudgetExhausted) && !errors.Is(err, inproc.ErrCrashed) {
+			errs = append(errs, fmt.Errorf("sim: party %s: %w", ids[i], err))
+		}
+	}
+	out := &Result{Rounds: res.Rounds, Final: res.Final.Payload, Traffic: res.Traffic, Locals: make([]*topic.Model, len(ids))}
+	if m, ok := agg.(fed.Modeler); ok {
+		if out.Global, err = m.Model(); err != nil {
+			errs = append(errs, fmt.Errorf("sim: global model: %w", err))
+		} else {
+			out.Global.Vocab = sc.Vocab
+			if sc.Metrics != nil {
+				summary.Metrics, err = sc.Metrics(res.Rounds, out.Global)
+				errs = append(errs, err)
+			}
+		}
+	}
+	for i, l := range learners {
+		if m, ok := l.(fed.Modeler); ok {
+			if out.Locals[i], err = m.Model(); err != nil {
+				errs = append(errs, fmt.Errorf("sim: party %s: local model: %w", ids[i], err))
+			} else {
+				out.Locals[i].Vocab = sc.Vocab
+			}
+		}
+	}
+	summary.Rounds = res.Rounds
+	out.Summary, err = rec.Summary(summary)
+	errs = append(errs, recErr, err)
+	if err := errors.Join(errs...); err != nil {
+		return out, err
+	}
+	return out, nil
+}
