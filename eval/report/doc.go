@@ -34,27 +34,29 @@
 //
 // A run directory holds (names relative to it):
 //
-//   - run.jsonl, the run record: one JSON line per round attempt — the
-//     coordinator's fed.RoundRecord (round, committed, replied, dropped,
-//     traffic per party, privacy events per party, duration) with
-//     "metrics" (the global model's held-out metrics after the round, e.g.
-//     {"perplexity": 812.5, "log_likelihood": -52110.3}),
-//     "party_metrics" ([{"party": "p1", "metrics": {...}}], each party's
-//     local model) and "privacy" ([{"party": "p1", "epsilon": 2.1,
-//     "delta": 1e-6, "document_epsilon": 40}], each party's total spend so
-//     far); then one summary line {"summary": {...}} with the run's
-//     "algorithm", "model", "topics", "vocab", "seed", "rounds", "corpus",
-//     "split", "params", "parties" ([{"id", "docs", "tokens", "epsilon",
-//     "delta", "document_epsilon", "releases", "budget_epsilon",
-//     "budget_delta"}]), "privacy" ({"unit", "neighbouring", "accountant",
-//     "released": [...], "notes": [...]}), final "metrics" and
-//     "party_metrics", "baselines" ([{"name", "kind": "single-party" or
-//     "pooled", "party", "metrics"}]), "topic_merges" ([{"global": 3,
-//     "members": [{"party": "p1", "topic": 7, "similarity": 0.61}]}]),
-//     "models" ({"global": "model", "parties": [{"party", "path"}]}) and
-//     "duration_ns". Every field is optional; the report shows what is
-//     there and says what is not. A record without a summary (a stopped
-//     run) still shows its rounds.
+//   - run.jsonl, the run record that `fedtopic simulate` and `fedtopic
+//     coordinator` write: one JSON line per round attempt, {"type":
+//     "round", "round", "attempt", "committed", "replied", "dropped",
+//     "bytes": [{"party", "up", "down"}], "spent": [{"party", "events"}],
+//     "epsilon": [{"party", "epsilon", "delta", "unit", "accountant",
+//     "releases", "error"}] (each party's spend composed so far),
+//     "duration_s", "metrics": {"perplexity": 812.5, "log_likelihood":
+//     -52110.3, ...} (the global model's held-out metrics), "error"}; then
+//     one summary line {"type": "summary", "run", "algorithm", "parties",
+//     "seed", "rounds", "bytes", "epsilon", "duration_s", "metrics",
+//     "error"}. A writer may add, on round lines, "party_metrics" ([{"party",
+//     "metrics"}], each party's local model) and on the summary "model",
+//     "topics", "vocab", "corpus", "split", "params", "party_data"
+//     ([{"party", "docs", "tokens", "budget_epsilon", "budget_delta"}]),
+//     "privacy" ({"unit", "neighbouring", "accountant", "released": [...],
+//     "notes": [...]}), "party_metrics", "baselines" ([{"name", "kind":
+//     "single-party" or "pooled", "party", "metrics"}]), "topic_merges"
+//     ([{"global": 3, "members": [{"party": "p1", "topic": 7,
+//     "similarity": 0.61}]}]) and "models" ({"global": "model", "parties":
+//     [{"party", "path"}]}); a party's "document_epsilon" in "epsilon" is
+//     its document-level spend. Every field is optional; the report shows
+//     what is there and says what is not. A record without a summary (a
+//     stopped run) still shows its rounds.
 //   - model, the global model (topic.Load), unless the summary names
 //     another file; party models where the summary names them.
 //   - e1.jsonl … e8.jsonl (also e3-bytes.jsonl and the like), experiment

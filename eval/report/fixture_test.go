@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/internal/rng"
@@ -102,25 +101,39 @@ func writeFixture(t testing.TB, dir string, f fixture) {
 		return 420 + cost + offset + 600*math.Exp(-float64(round)/3) + 4*r.Float64()
 	}
 	var lines []any
-	start := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
 	spentTotal := make([]float64, f.Parties)
-	attempt := func(round, n int, committed bool) fed.RoundRecord {
-		rec := fed.RoundRecord{Round: round, Attempt: n, Committed: committed,
-			Start: start.Add(time.Duration(round) * time.Second), Duration: time.Duration(800+r.IntN(400)) * time.Millisecond}
+	releases := make([]int, f.Parties)
+	epsilon := func() []partyEpsilon {
+		if f.Epsilon == 0 {
+			return nil
+		}
+		out := make([]partyEpsilon, f.Parties)
+		for i, id := range ids {
+			out[i] = partyEpsilon{Party: id, Epsilon: spentTotal[i], Unit: "word occurrence", Accountant: "pure", Releases: releases[i]}
+		}
+		return out
+	}
+	attempt := func(round, n int, committed bool) roundLine {
+		rl := roundLine{Type: lineRound, Round: round, Attempt: n, Committed: committed, DurationS: 0.8 + 0.4*r.Float64()}
+		if !committed {
+			rl.Error = "quorum not reached"
+		}
 		for i, id := range ids {
 			if !committed && i >= 2 {
-				rec.Dropped = append(rec.Dropped, id)
+				rl.Dropped = append(rl.Dropped, id)
 				continue
 			}
-			rec.Replied = append(rec.Replied, id)
-			rec.Traffic = append(rec.Traffic, fed.Traffic{Party: id, Up: int64(20000*(i+1) + r.IntN(3000)), Down: int64(60000 + r.IntN(5000))})
+			rl.Replied = append(rl.Replied, id)
+			rl.Bytes = append(rl.Bytes, fed.Traffic{Party: id, Up: int64(20000*(i+1) + r.IntN(3000)), Down: int64(60000 + r.IntN(5000))})
 			if f.Epsilon > 0 {
-				rec.Spent = append(rec.Spent, fed.PartySpend{Party: id, Events: []privacy.Event{{
+				rl.Spent = append(rl.Spent, fed.PartySpend{Party: id, Events: []privacy.Event{{
 					Mechanism: privacy.MechanismThresholdedLaplace, Epsilon: f.Epsilon, Unit: "word occurrence", Count: 1}}})
 				spentTotal[i] += f.Epsilon
+				releases[i]++
 			}
 		}
-		return rec
+		rl.Epsilon = epsilon()
+		return rl
 	}
 	for round := 1; round <= f.Rounds; round++ {
 		if round == 2 {
@@ -128,7 +141,7 @@ func writeFixture(t testing.TB, dir string, f fixture) {
 				lines = append(lines, attempt(round, a+1, false))
 			}
 		}
-		rl := roundLine{RoundRecord: attempt(round, f.Failed*boolInt(round == 2)+1, true)}
+		rl := attempt(round, f.Failed*boolInt(round == 2)+1, true)
 		rl.Metrics = map[string]float64{MetricPerplexity: perp(round, 0)}
 		rl.Metrics[MetricLogLikelihood] = -8000 * math.Log(rl.Metrics[MetricPerplexity])
 		if f.PartyModels {
@@ -136,32 +149,28 @@ func writeFixture(t testing.TB, dir string, f fixture) {
 				rl.PartyMetrics = append(rl.PartyMetrics, partyMetrics{Party: id, Metrics: map[string]float64{MetricPerplexity: perp(round, 60+25*float64(i))}})
 			}
 		}
-		for i, id := range ids {
-			if f.Epsilon > 0 {
-				rl.Privacy = append(rl.Privacy, partyPrivacy{Party: id, Epsilon: spentTotal[i], Delta: 0})
-			}
-		}
 		lines = append(lines, rl)
 	}
 	if !f.NoSummary {
 		s := summary{
-			Run: filepath.Base(dir), Algorithm: f.Algorithm, Model: "lda", Topics: f.Topics, Vocab: 80,
-			Seed: f.Seed, Rounds: f.Rounds, Corpus: "synthetic themes: 1,200 documents, 48,000 tokens",
-			Split: "sizes=1,2,3", Params: map[string]string{"tau": "0.2", "iterations": "50", "epsilon": fmt.Sprint(f.Epsilon)},
-			Duration: time.Duration(f.Rounds) * time.Second,
-			Metrics:  map[string]float64{MetricPerplexity: perp(f.Rounds, 0), "topic_diversity": 0.82},
+			Type: lineSummary, Run: filepath.Base(dir), Algorithm: f.Algorithm, Parties: ids, Seed: f.Seed, Rounds: f.Rounds,
+			Epsilon: epsilon(), DurationS: float64(f.Rounds),
+			Metrics: map[string]float64{MetricPerplexity: perp(f.Rounds, 0), "topic_diversity": 0.82},
+			Model:   "lda", Topics: f.Topics, Vocab: 80,
+			Corpus: "synthetic themes: 1,200 documents, 48,000 tokens", Split: "sizes=1,2,3",
+			Params: map[string]string{"tau": "0.2", "iterations": "50", "epsilon": fmt.Sprint(f.Epsilon)},
 		}
 		s.Metrics[MetricLogLikelihood] = -8000 * math.Log(s.Metrics[MetricPerplexity])
 		for i, id := range ids {
-			ps := partySummary{ID: id, Docs: 200 * (i + 1), Tokens: 8000 * (i + 1), Epsilon: spentTotal[i]}
+			pd := partyData{Party: id, Docs: 200 * (i + 1), Tokens: 8000 * (i + 1)}
 			if f.Epsilon > 0 {
-				ps.DocumentEpsilon = spentTotal[i] * 60
-				ps.BudgetEpsilon = 1000
+				pd.BudgetEpsilon = 1000
+				s.Epsilon[i].DocumentEpsilon = spentTotal[i] * 60
 			}
-			s.Parties = append(s.Parties, ps)
+			s.PartyData = append(s.PartyData, pd)
 		}
 		if f.Epsilon > 0 {
-			s.Privacy = &statement{Unit: "word occurrence", Accountant: "pure ε composition (basic)",
+			s.Privacy = &statement{Unit: "word occurrence",
 				Released: []string{"each party's thresholded noised topic-word counts, once per round", "each party's document count"}}
 		}
 		if f.Baselines {
@@ -188,7 +197,7 @@ func writeFixture(t testing.TB, dir string, f fixture) {
 				s.Models.Parties = append(s.Models.Parties, partyModel{Party: id, Path: id + ".model"})
 			}
 		}
-		lines = append(lines, summaryLine{Summary: &s})
+		lines = append(lines, s)
 	}
 	fh, err := os.Create(filepath.Join(dir, RecordFile))
 	if err != nil {

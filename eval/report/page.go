@@ -143,7 +143,7 @@ func setupSection(runs []*run) section {
 		if r.sum.Split != "" {
 			data = strings.TrimSpace(data + "; split " + r.sum.Split)
 		}
-		dur := r.sum.Duration
+		dur := time.Duration(r.sum.DurationS * float64(time.Second))
 		if dur == 0 {
 			dur = roundTime(r)
 		}
@@ -189,24 +189,30 @@ func privacySection(runs []*run) section {
 		if r.sum.Privacy != nil {
 			st = *r.sum.Privacy
 		}
-		var mechs, units, assumptions []string
+		var mechs, units, accountants, assumptions, problems []string
 		for _, e := range events {
 			mechs = appendNew(mechs, e.Mechanism)
 			units = appendNew(units, e.Unit)
 			assumptions = appendNew(assumptions, e.Assumption)
 		}
-		for _, sp := range modelSpends(r) {
-			units = appendNew(units, sp)
+		anySpend := false
+		for _, p := range r.parties {
+			sp := r.partySpend(p)
+			units = appendNew(units, sp.unit)
+			accountants = appendNew(accountants, sp.accountant)
+			if sp.problem != "" {
+				problems = append(problems, fmt.Sprintf("The accountant could not compose party %s's releases: %s.", p, strings.TrimSuffix(sp.problem, ".")))
+			}
+			if sp.known && sp.epsilon > 0 {
+				anySpend = true
+			}
+		}
+		for _, u := range modelSpends(r) {
+			units = appendNew(units, u)
 		}
 		unit := st.Unit
 		if unit == "" {
 			unit = strings.Join(units, "; ")
-		}
-		anySpend := false
-		for _, p := range r.parties {
-			if sp := r.partySpend(p); sp.known && sp.epsilon > 0 {
-				anySpend = true
-			}
 		}
 		if len(events) == 0 && !anySpend && st.Unit == "" {
 			b.Paras = append(b.Paras, "This run used no differential privacy: what the parties released was not noised, so no (ε, δ) guarantee holds (ε = ∞). Raw text still never left a party.")
@@ -219,10 +225,13 @@ func privacySection(runs []*run) section {
 		}
 		b.Paras = append(b.Paras, fmt.Sprintf("Each party's releases satisfy (ε, δ)-differential privacy with respect to %s, with the ε and δ in the table below.", unitPhrase(unit)))
 		neigh := st.Neighbouring
-		if neigh == "" && unit != "" {
+		if neigh == "" && unit != "" && !strings.Contains(unit, ";") {
 			neigh = fmt.Sprintf("Two datasets of a party are neighbours if they differ by adding or removing one %s.", unit)
 		}
 		acc := st.Accountant
+		if acc == "" && len(accountants) > 0 {
+			acc = describeAccountants(accountants)
+		}
 		if acc == "" && len(mechs) > 0 {
 			acc = inferAccountant(mechs) + " (inferred from the mechanisms; the run record does not name the accountant)"
 		}
@@ -238,7 +247,7 @@ func privacySection(runs []*run) section {
 			{"Released", strings.Join(released, "; ")},
 			{"Never released", "raw text, token–topic assignments and each party's document–topic proportions θ."},
 		}
-		notes := slices.Clone(st.Notes)
+		notes := append(slices.Clone(st.Notes), problems...)
 		for _, a := range assumptions {
 			notes = append(notes, "The guarantee is conditional: "+a+".")
 		}
@@ -297,6 +306,35 @@ func modelSpends(r *run) []string {
 		units = appendNew(units, p.Unit)
 	}
 	return units
+}
+
+// describeAccountants says what the accountant names of
+// privacy/accountant ("pure", "basic", "gdp", "rdp", joined with "+")
+// mean.
+func describeAccountants(names []string) string {
+	var parts []string
+	for _, name := range names {
+		for _, a := range strings.Split(name, "+") {
+			var d string
+			switch a {
+			case "pure":
+				d = "pure ε-DP composition: ε adds up over releases"
+			case "basic":
+				d = "basic composition: ε and δ add up over releases"
+			case "gdp":
+				d = "μ-GDP: Gaussian releases compose exactly and convert to (ε, δ) with the analytic Gaussian formula (Balle and Wang 2018)"
+			case "rdp":
+				d = "Rényi DP with the improved conversion to (ε, δ)"
+			default:
+				d = a
+			}
+			parts = appendNew(parts, d)
+		}
+	}
+	if len(parts) > 1 {
+		return strings.Join(parts, "; ") + " (the parts' ε and δ are then added)"
+	}
+	return strings.Join(parts, "")
 }
 
 // inferAccountant names the composition that fits mechs, for runs whose
@@ -776,9 +814,9 @@ func partiesSection(runs []*run) (section, error) {
 		haveAlone, haveLocal := false, false
 		for _, p := range r.parties {
 			docs, tokens := "—", "—"
-			for _, ps := range r.sum.Parties {
-				if ps.ID == p {
-					docs, tokens = intOrDash(ps.Docs), intOrDash(ps.Tokens)
+			for _, pd := range r.sum.PartyData {
+				if pd.Party == p {
+					docs, tokens = intOrDash(pd.Docs), intOrDash(pd.Tokens)
 				}
 			}
 			answered, missed := 0, 0
@@ -1102,7 +1140,7 @@ func cmpFloat(a, b float64) int {
 func roundTime(r *run) time.Duration {
 	var d time.Duration
 	for _, rl := range r.rec.rounds {
-		d += rl.Duration
+		d += time.Duration(rl.DurationS * float64(time.Second))
 	}
 	return d
 }

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/privacy"
@@ -19,18 +18,50 @@ import (
 // RecordFile is the name of the run record inside a run directory.
 const RecordFile = "run.jsonl"
 
-// roundLine is one round line of a run record: the coordinator's
-// fed.RoundRecord and what the simulator measured after the round.
+// Line types of a run record (the "type" field).
+const (
+	lineRound   = "round"
+	lineSummary = "summary"
+)
+
+// roundLine is one round line of a run record: one attempt at a round as
+// the coordinator saw it, what the accountant composed for each party so
+// far, and the held-out metrics measured after it.
 type roundLine struct {
-	fed.RoundRecord
+	Type      string           `json:"type"`
+	Round     int              `json:"round"`
+	Attempt   int              `json:"attempt"`
+	Committed bool             `json:"committed"`
+	Replied   []string         `json:"replied"`
+	Dropped   []string         `json:"dropped,omitempty"`
+	Rejoined  []string         `json:"rejoined,omitempty"`
+	Refused   []string         `json:"refused,omitempty"`
+	Rejected  []fed.Rejection  `json:"rejected,omitempty"`
+	Bytes     []fed.Traffic    `json:"bytes"`           // per party, this attempt
+	Spent     []fed.PartySpend `json:"spent,omitempty"` // privacy events each party declared
+	Epsilon   []partyEpsilon   `json:"epsilon"`         // per party, composed over the run so far
+	DurationS float64          `json:"duration_s"`
 	// Metrics are the global model's held-out metrics after the round
 	// ("perplexity", "log_likelihood", ...).
 	Metrics map[string]float64 `json:"metrics,omitempty"`
 	// PartyMetrics are each party's local model's metrics after the round.
 	PartyMetrics []partyMetrics `json:"party_metrics,omitempty"`
-	// Privacy is each party's total spend after the round, as its
-	// accountant computed it.
-	Privacy []partyPrivacy `json:"privacy,omitempty"`
+	Error        string         `json:"error,omitempty"`
+}
+
+// partyEpsilon is the privacy a party spent over the run so far, as the
+// accountant composed it from the events the party declared.
+type partyEpsilon struct {
+	Party      string  `json:"party"`
+	Epsilon    float64 `json:"epsilon"`
+	Delta      float64 `json:"delta"`
+	Unit       string  `json:"unit,omitempty"`
+	Accountant string  `json:"accountant,omitempty"`
+	Releases   int     `json:"releases"`
+	// DocumentEpsilon is the spend at the document level (group privacy
+	// over the document length or its clip), when the unit is smaller.
+	DocumentEpsilon float64 `json:"document_epsilon,omitempty"`
+	Error           string  `json:"error,omitempty"` // why the events could not be composed
 }
 
 // partyMetrics are one party's metrics.
@@ -39,72 +70,58 @@ type partyMetrics struct {
 	Metrics map[string]float64 `json:"metrics"`
 }
 
-// partyPrivacy is one party's privacy spend.
-type partyPrivacy struct {
-	Party   string  `json:"party"`
-	Epsilon float64 `json:"epsilon"`
-	Delta   float64 `json:"delta"`
-	// DocumentEpsilon is the spend at the document level (group privacy
-	// over the document length or its clip), when the unit is smaller.
-	DocumentEpsilon float64 `json:"document_epsilon,omitempty"`
-}
-
-// summaryLine is the last line of a run record: {"summary": {...}}.
-type summaryLine struct {
-	Summary *summary `json:"summary"`
-}
-
-// summary describes a finished run.
+// summary is the last line of a run record: the finished (or failed) run.
+// The fields after Error are optional additions a writer may make.
 type summary struct {
-	Run       string            `json:"run,omitempty"`
-	Algorithm string            `json:"algorithm,omitempty"`
-	Model     string            `json:"model,omitempty"` // "lda", "slda", ...
-	Topics    int               `json:"topics,omitempty"`
-	Vocab     int               `json:"vocab,omitempty"`
-	Seed      uint64            `json:"seed"`
-	Rounds    int               `json:"rounds,omitempty"`
-	Corpus    string            `json:"corpus,omitempty"`
-	Split     string            `json:"split,omitempty"`
-	Params    map[string]string `json:"params,omitempty"`
-	Parties   []partySummary    `json:"parties,omitempty"`
-	Privacy   *statement        `json:"privacy,omitempty"`
-	// Metrics are the final global model's held-out metrics, PartyMetrics
-	// each party's final local model's.
-	Metrics      map[string]float64 `json:"metrics,omitempty"`
-	PartyMetrics []partyMetrics     `json:"party_metrics,omitempty"`
-	Baselines    []baseline         `json:"baselines,omitempty"`
-	TopicMerges  []merge            `json:"topic_merges,omitempty"`
-	Models       *modelFiles        `json:"models,omitempty"`
-	Duration     time.Duration      `json:"duration_ns,omitempty"`
+	Type      string             `json:"type"`
+	Run       string             `json:"run,omitempty"`
+	Algorithm string             `json:"algorithm,omitempty"`
+	Parties   []string           `json:"parties,omitempty"`
+	Seed      uint64             `json:"seed"`
+	Rounds    int                `json:"rounds"`          // committed
+	Bytes     []fed.Traffic      `json:"bytes,omitempty"` // per party, whole run
+	Epsilon   []partyEpsilon     `json:"epsilon,omitempty"`
+	DurationS float64            `json:"duration_s,omitempty"`
+	Metrics   map[string]float64 `json:"metrics,omitempty"` // final global model
+	Error     string             `json:"error,omitempty"`   // why the run stopped early
+
+	Model        string            `json:"model,omitempty"` // "lda", "slda", ...
+	Topics       int               `json:"topics,omitempty"`
+	Vocab        int               `json:"vocab,omitempty"`
+	Corpus       string            `json:"corpus,omitempty"`
+	Split        string            `json:"split,omitempty"`
+	Params       map[string]string `json:"params,omitempty"`
+	PartyData    []partyData       `json:"party_data,omitempty"`
+	Privacy      *statement        `json:"privacy,omitempty"`
+	PartyMetrics []partyMetrics    `json:"party_metrics,omitempty"` // final local models
+	Baselines    []baseline        `json:"baselines,omitempty"`
+	TopicMerges  []merge           `json:"topic_merges,omitempty"`
+	Models       *modelFiles       `json:"models,omitempty"`
 }
 
-// partySummary is one party of a finished run.
-type partySummary struct {
-	ID       string  `json:"id"`
-	Docs     int     `json:"docs,omitempty"`
-	Tokens   int     `json:"tokens,omitempty"`
-	Epsilon  float64 `json:"epsilon"`
-	Delta    float64 `json:"delta"`
-	Releases int     `json:"releases,omitempty"`
-	// DocumentEpsilon is the document-level spend (see partyPrivacy).
-	DocumentEpsilon float64 `json:"document_epsilon,omitempty"`
-	BudgetEpsilon   float64 `json:"budget_epsilon,omitempty"`
-	BudgetDelta     float64 `json:"budget_delta,omitempty"`
+// partyData describes one party's data and budget.
+type partyData struct {
+	Party         string  `json:"party"`
+	Docs          int     `json:"docs,omitempty"`
+	Tokens        int     `json:"tokens,omitempty"`
+	BudgetEpsilon float64 `json:"budget_epsilon,omitempty"`
+	BudgetDelta   float64 `json:"budget_delta,omitempty"`
 }
 
-// statement is the run's privacy statement (RELIABILITY.md L-7).
+// statement is the run's privacy statement (RELIABILITY.md L-7), where the
+// writer knows more than the events say.
 type statement struct {
 	Unit         string   `json:"unit,omitempty"`         // "word occurrence", "document", ...
 	Neighbouring string   `json:"neighbouring,omitempty"` // "add or remove one word occurrence", ...
-	Accountant   string   `json:"accountant,omitempty"`   // "pure ε composition", "μ-GDP", "RDP", ...
-	Released     []string `json:"released,omitempty"`     // what left the parties
-	Notes        []string `json:"notes,omitempty"`        // assumptions, caveats
+	Accountant   string   `json:"accountant,omitempty"`
+	Released     []string `json:"released,omitempty"` // what left the parties
+	Notes        []string `json:"notes,omitempty"`    // assumptions, caveats
 }
 
 // baseline is a reference model's quality: a party's own model trained on
 // its data alone, or a model trained on the pooled data.
 type baseline struct {
-	Name    string             `json:"name"`
+	Name    string             `json:"name,omitempty"`
 	Kind    string             `json:"kind,omitempty"` // "single-party" or "pooled"
 	Party   string             `json:"party,omitempty"`
 	Metrics map[string]float64 `json:"metrics"`
@@ -140,6 +157,7 @@ type record struct {
 	rounds  []roundLine // committed rounds, in order, one per round number
 	failed  []roundLine // attempts that missed their quorum
 	summary *summary    // nil if the run did not finish
+	notes   []string    // oddities the reader should know of
 }
 
 // readRecord reads the run record at path.
@@ -186,28 +204,29 @@ func decodeRecord(r io.Reader, name string) (*record, error) {
 	return rec, nil
 }
 
-// addLine decodes one non-blank line.
+// addLine decodes one non-blank line: a round line or the summary line,
+// told apart by "type" (or, without one, by a "round" field).
 func (rec *record) addLine(b []byte, seen map[int]int) error {
-	var probe map[string]json.RawMessage
+	var probe struct {
+		Type  string           `json:"type"`
+		Round *json.RawMessage `json:"round"`
+	}
 	if err := json.Unmarshal(b, &probe); err != nil {
-		return fmt.Errorf("not a JSON object: %w", err)
+		return fmt.Errorf("not a JSON object of a run record: %w", err)
 	}
-	if _, ok := probe["summary"]; ok {
-		var s summaryLine
-		if err := strictUnmarshal(b, &s); err != nil {
+	switch {
+	case probe.Type == lineSummary:
+		var s summary
+		if err := json.Unmarshal(b, &s); err != nil {
 			return fmt.Errorf("summary: %w", err)
 		}
-		if s.Summary == nil {
-			return errors.New(`summary: "summary" is null`)
-		}
-		if err := s.Summary.check(); err != nil {
+		if err := s.check(); err != nil {
 			return fmt.Errorf("summary: %w", err)
 		}
-		rec.summary = s.Summary
+		rec.summary = &s
 		return nil
-	}
-	if _, ok := probe["round"]; !ok {
-		return errors.New(`neither a round line (no "round") nor a summary line (no "summary")`)
+	case probe.Type != lineRound && (probe.Type != "" || probe.Round == nil):
+		return fmt.Errorf("line of type %q: want %q or %q", probe.Type, lineRound, lineSummary)
 	}
 	var rl roundLine
 	if err := json.Unmarshal(b, &rl); err != nil {
@@ -219,29 +238,18 @@ func (rec *record) addLine(b []byte, seen map[int]int) error {
 	switch {
 	case !rl.Committed:
 		rec.failed = append(rec.failed, rl)
-	case rl.Resumed:
-		// A resumed coordinator replays the last committed round; keep the
-		// first copy.
-		if _, ok := seen[rl.Round]; !ok {
-			seen[rl.Round] = len(rec.rounds)
-			rec.rounds = append(rec.rounds, rl)
-		}
 	default:
-		if _, ok := seen[rl.Round]; ok {
-			return fmt.Errorf("round %d committed twice", rl.Round)
+		if i, ok := seen[rl.Round]; ok {
+			// A coordinator that crashed after writing a round and before
+			// its checkpoint replays it; the replay is what the model saw.
+			rec.rounds[i] = rl
+			rec.notes = append(rec.notes, fmt.Sprintf("Round %d was recorded twice (a restarted coordinator replayed it); the later record is shown.", rl.Round))
+			return nil
 		}
 		seen[rl.Round] = len(rec.rounds)
 		rec.rounds = append(rec.rounds, rl)
 	}
 	return nil
-}
-
-// strictUnmarshal decodes b into v, refusing unknown fields, so a summary
-// written in another shape is reported rather than silently shown empty.
-func strictUnmarshal(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
 }
 
 // check reports values a round line must not have.
@@ -250,15 +258,15 @@ func (rl *roundLine) check() error {
 	if rl.Round < 0 {
 		errs = append(errs, fmt.Errorf("round number %d, want ≥ 0", rl.Round))
 	}
-	if rl.Duration < 0 {
-		errs = append(errs, fmt.Errorf("duration %v, want ≥ 0", rl.Duration))
+	if !(rl.DurationS >= 0) {
+		errs = append(errs, fmt.Errorf("duration %v s, want ≥ 0", rl.DurationS))
 	}
-	for _, tr := range rl.Traffic {
+	for _, tr := range rl.Bytes {
 		if tr.Party == "" || tr.Up < 0 || tr.Down < 0 {
 			errs = append(errs, fmt.Errorf("traffic %+v: want a party and byte counts ≥ 0", tr))
 		}
 	}
-	for _, p := range rl.Privacy {
+	for _, p := range rl.Epsilon {
 		errs = append(errs, checkSpend(p.Party, p.Epsilon, p.Delta))
 	}
 	for _, s := range rl.Spent {
@@ -277,11 +285,11 @@ func (s *summary) check() error {
 	if s.Topics < 0 || s.Vocab < 0 || s.Rounds < 0 {
 		errs = append(errs, fmt.Errorf("topics %d, vocab %d, rounds %d: want ≥ 0", s.Topics, s.Vocab, s.Rounds))
 	}
-	for _, p := range s.Parties {
-		if p.ID == "" {
-			errs = append(errs, errors.New("a party without an id"))
-		}
-		errs = append(errs, checkSpend(p.ID, p.Epsilon, p.Delta))
+	for _, p := range s.Epsilon {
+		errs = append(errs, checkSpend(p.Party, p.Epsilon, p.Delta))
+	}
+	if !(s.DurationS >= 0) {
+		errs = append(errs, fmt.Errorf("duration %v s, want ≥ 0", s.DurationS))
 	}
 	for _, m := range s.TopicMerges {
 		if m.Global < 0 {

@@ -12,11 +12,11 @@ import (
 
 func TestDecodeRecord(t *testing.T) {
 	const (
-		r1       = `{"round": 1, "committed": true, "replied": ["a"], "traffic": [{"party": "a", "up": 10, "down": 20}], "metrics": {"perplexity": 900}}`
-		r2       = `{"round": 2, "committed": true, "replied": ["a"], "metrics": {"perplexity": 800}, "duration_ns": 1500000000}`
-		r2failed = `{"round": 2, "attempt": 1, "committed": false, "dropped": ["a"], "error": "quorum"}`
-		r2resume = `{"round": 2, "committed": true, "resumed": true, "metrics": {"perplexity": 1}}`
-		sum      = `{"summary": {"algorithm": "ftm", "parties": [{"id": "a", "epsilon": 3, "delta": 1e-6}]}}`
+		r1       = `{"type": "round", "round": 1, "attempt": 1, "committed": true, "replied": ["a"], "bytes": [{"party": "a", "up": 10, "down": 20}], "metrics": {"perplexity": 900}}`
+		r2       = `{"type": "round", "round": 2, "attempt": 1, "committed": true, "replied": ["a"], "metrics": {"perplexity": 800}, "duration_s": 1.5}`
+		r2failed = `{"type": "round", "round": 2, "attempt": 1, "committed": false, "dropped": ["a"], "error": "quorum"}`
+		r2replay = `{"type": "round", "round": 2, "attempt": 2, "committed": true, "metrics": {"perplexity": 790}}`
+		sum      = `{"type": "summary", "algorithm": "ftm", "parties": ["a"], "epsilon": [{"party": "a", "epsilon": 3, "delta": 1e-6, "releases": 3}]}`
 	)
 	tests := []struct {
 		name                string
@@ -26,25 +26,27 @@ func TestDecodeRecord(t *testing.T) {
 		wantSummary         bool
 		wantErr             string
 		wantFirstPerplexity float64
+		wantNotes           int
 	}{
 		{name: "rounds and summary", in: r1 + "\n" + r2 + "\n" + sum + "\n", wantRounds: []int{1, 2}, wantSummary: true, wantFirstPerplexity: 900},
 		{name: "blank lines and no final newline", in: "\n" + r1 + "\n\n" + r2, wantRounds: []int{1, 2}, wantFirstPerplexity: 900},
 		{name: "failed attempt kept apart", in: r1 + "\n" + r2failed + "\n" + r2, wantRounds: []int{1, 2}, wantFailed: 1, wantFirstPerplexity: 900},
-		{name: "resumed replay of a round ignored", in: r1 + "\n" + r2 + "\n" + r2resume + "\n", wantRounds: []int{1, 2}, wantFirstPerplexity: 900},
+		{name: "replayed round replaces the first record", in: r1 + "\n" + r2 + "\n" + r2replay + "\n", wantRounds: []int{1, 2}, wantFirstPerplexity: 900, wantNotes: 1},
+		{name: "lines without a type", in: `{"round": 1, "committed": true}`, wantRounds: []int{1}},
 		{name: "rounds sorted", in: r2 + "\n" + r1, wantRounds: []int{1, 2}, wantFirstPerplexity: 900},
 		{name: "summary only", in: sum, wantSummary: true},
 		{name: "empty", in: "\n\n", wantErr: "rec.jsonl: no rounds and no summary"},
 		{name: "not JSON", in: r1 + "\nround 2\n", wantErr: "rec.jsonl line 2: not a JSON object"},
-		{name: "neither round nor summary", in: `{"hello": 1}`, wantErr: `line 1: neither a round line`},
-		{name: "committed twice", in: r1 + "\n" + r1, wantErr: "line 2: round 1 committed twice"},
+		{name: "neither round nor summary", in: `{"hello": 1}`, wantErr: `line 1: line of type ""`},
+		{name: "unknown type", in: `{"type": "party", "round": 1}`, wantErr: `line 1: line of type "party"`},
 		{name: "line after summary", in: sum + "\n" + r1, wantErr: "line 2: a line after the summary line"},
-		{name: "negative bytes", in: `{"round": 1, "committed": true, "traffic": [{"party": "a", "up": -1}]}`, wantErr: "want a party and byte counts ≥ 0"},
-		{name: "bad privacy event", in: `{"round": 1, "committed": true, "spent": [{"party": "a", "events": [{"mechanism": "laplace", "count": 1}]}]}`, wantErr: `party a: privacy: event "laplace"`},
-		{name: "bad spend", in: `{"round": 1, "committed": true, "privacy": [{"party": "a", "epsilon": -1}]}`, wantErr: "party a: ε = -1"},
-		{name: "unknown summary field", in: `{"summary": {"parties": [], "colour": "red"}}`, wantErr: `unknown field "colour"`},
-		{name: "null summary", in: `{"summary": null}`, wantErr: `"summary" is null`},
-		{name: "model outside the run directory", in: `{"summary": {"models": {"global": "../other/model"}}}`, wantErr: `model path "../other/model"`},
-		{name: "wrong type", in: `{"round": "one"}`, wantErr: "line 1: round line: json"},
+		{name: "negative bytes", in: `{"type": "round", "round": 1, "committed": true, "bytes": [{"party": "a", "up": -1}]}`, wantErr: "want a party and byte counts ≥ 0"},
+		{name: "negative duration", in: `{"type": "round", "round": 1, "committed": true, "duration_s": -2}`, wantErr: "duration -2 s"},
+		{name: "bad privacy event", in: `{"type": "round", "round": 1, "committed": true, "spent": [{"party": "a", "events": [{"mechanism": "laplace", "count": 1}]}]}`, wantErr: `party a: privacy: event "laplace"`},
+		{name: "bad spend", in: `{"type": "round", "round": 1, "committed": true, "epsilon": [{"party": "a", "epsilon": -1}]}`, wantErr: "party a: ε = -1"},
+		{name: "summary of the wrong shape", in: `{"type": "summary", "parties": [{"id": "a"}]}`, wantErr: "line 1: summary: json"},
+		{name: "model outside the run directory", in: `{"type": "summary", "models": {"global": "../other/model"}}`, wantErr: `model path "../other/model"`},
+		{name: "wrong type", in: `{"type": "round", "round": "one"}`, wantErr: "line 1: round line: json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,6 +67,9 @@ func TestDecodeRecord(t *testing.T) {
 			if !slices.Equal(got, tt.wantRounds) || len(rec.failed) != tt.wantFailed || (rec.summary != nil) != tt.wantSummary {
 				t.Errorf("decodeRecord: rounds %v, %d failed, summary %v; want %v, %d, %v", got, len(rec.failed), rec.summary != nil, tt.wantRounds, tt.wantFailed, tt.wantSummary)
 			}
+			if len(rec.notes) != tt.wantNotes {
+				t.Errorf("decodeRecord notes = %q, want %d", rec.notes, tt.wantNotes)
+			}
 			if len(rec.rounds) > 0 && rec.rounds[0].Metrics[MetricPerplexity] != tt.wantFirstPerplexity {
 				t.Errorf("round %d perplexity = %v, want %v", rec.rounds[0].Round, rec.rounds[0].Metrics[MetricPerplexity], tt.wantFirstPerplexity)
 			}
@@ -75,9 +80,9 @@ func TestDecodeRecord(t *testing.T) {
 // TestRunAccessors checks what the sections read from a record: metric
 // series, traffic, privacy spend and release counts.
 func TestRunAccessors(t *testing.T) {
-	in := `{"round": 1, "committed": true, "replied": ["a", "b"], "traffic": [{"party": "a", "up": 10, "down": 20}, {"party": "b", "up": 1, "down": 2}], "metrics": {"perplexity": 900}, "party_metrics": [{"party": "b", "metrics": {"perplexity": 950}}], "spent": [{"party": "a", "events": [{"mechanism": "laplace", "epsilon": 0.5, "unit": "word occurrence", "count": 3}]}], "privacy": [{"party": "a", "epsilon": 1.5}]}
-{"round": 2, "attempt": 1, "committed": false, "replied": ["a"], "dropped": ["b"], "traffic": [{"party": "a", "up": 100, "down": 0}], "spent": [{"party": "a", "events": [{"mechanism": "laplace", "epsilon": 0.5, "unit": "word occurrence", "count": 3}]}]}
-{"round": 2, "attempt": 2, "committed": true, "replied": ["a", "b"], "traffic": [{"party": "a", "up": 30, "down": 40}], "metrics": {"perplexity": 700}, "spent": [{"party": "a", "events": [{"mechanism": "rrp", "epsilon": 1, "delta": 1e-6, "unit": "word occurrence", "count": 1, "assumption": "Zipf-like topics"}]}], "privacy": [{"party": "a", "epsilon": 4, "delta": 1e-6}]}
+	in := `{"type": "round", "round": 1, "attempt": 1, "committed": true, "replied": ["a", "b"], "bytes": [{"party": "a", "up": 10, "down": 20}, {"party": "b", "up": 1, "down": 2}], "metrics": {"perplexity": 900}, "party_metrics": [{"party": "b", "metrics": {"perplexity": 950}}], "spent": [{"party": "a", "events": [{"mechanism": "laplace", "epsilon": 0.5, "unit": "word occurrence", "count": 3}]}], "epsilon": [{"party": "a", "epsilon": 1.5, "unit": "word occurrence", "accountant": "pure", "releases": 3}, {"party": "b", "epsilon": 0, "releases": 0}]}
+{"type": "round", "round": 2, "attempt": 1, "committed": false, "replied": ["a"], "dropped": ["b"], "bytes": [{"party": "a", "up": 100, "down": 0}], "spent": [{"party": "a", "events": [{"mechanism": "laplace", "epsilon": 0.5, "unit": "word occurrence", "count": 3}]}]}
+{"type": "round", "round": 2, "attempt": 2, "committed": true, "replied": ["a", "b"], "bytes": [{"party": "a", "up": 30, "down": 40}], "metrics": {"perplexity": 700}, "spent": [{"party": "a", "events": [{"mechanism": "rrp", "epsilon": 1, "delta": 1e-6, "unit": "word occurrence", "count": 1, "assumption": "Zipf-like topics"}]}], "epsilon": [{"party": "a", "epsilon": 4, "delta": 1e-6, "unit": "word occurrence", "accountant": "basic", "releases": 7}, {"party": "b", "error": "no events"}]}
 `
 	rec, err := decodeRecord(strings.NewReader(in), "run.jsonl")
 	if err != nil {
@@ -109,14 +114,14 @@ func TestRunAccessors(t *testing.T) {
 		t.Errorf("totalBytes = %d, want %d (failed attempts included)", got, want)
 	}
 	sp := r.partySpend("a")
-	if !sp.known || sp.epsilon != 4 || sp.delta != 1e-6 || sp.releases != 7 {
-		t.Errorf("partySpend(a) = %+v; want ε 4, δ 1e-6 from the last round, 7 releases (aborted attempt included)", sp)
+	if !sp.known || sp.epsilon != 4 || sp.delta != 1e-6 || sp.releases != 7 || sp.accountant != "basic" || sp.unit != "word occurrence" {
+		t.Errorf("partySpend(a) = %+v; want ε 4, δ 1e-6, 7 releases, accountant basic, unit word occurrence from the last round", sp)
 	}
 	if !slices.Equal(sp.mechanisms, []string{"laplace", "rrp"}) || !slices.Equal(sp.assumptions, []string{"Zipf-like topics"}) {
 		t.Errorf("partySpend(a) mechanisms %v, assumptions %v; want [laplace rrp], [Zipf-like topics]", sp.mechanisms, sp.assumptions)
 	}
-	if sp := r.partySpend("b"); sp.known || sp.releases != 0 {
-		t.Errorf("partySpend(b) = %+v; want nothing recorded", sp)
+	if sp := r.partySpend("b"); sp.known || sp.releases != 0 || sp.problem != "no events" {
+		t.Errorf("partySpend(b) = %+v; want the accountant's problem and nothing known", sp)
 	}
 	if eps, ok := r.maxEpsilon(); !ok || eps != 4 {
 		t.Errorf("maxEpsilon = %v, %v; want 4, true", eps, ok)

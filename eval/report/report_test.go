@@ -253,9 +253,9 @@ func TestWriteErrors(t *testing.T) {
 		}
 	}
 	write(file, "not a directory")
-	write(filepath.Join(badLine, RecordFile), "{\"round\": 1, \"committed\": true}\n{\"round\": 2, oops}\n")
-	write(filepath.Join(badSummary, RecordFile), "{\"round\": 1, \"committed\": true}\n{\"summary\": {\"algoritm\": \"ftm\"}}\n")
-	write(filepath.Join(badModel, RecordFile), "{\"round\": 1, \"committed\": true}\n")
+	write(filepath.Join(badLine, RecordFile), "{\"type\": \"round\", \"round\": 1, \"committed\": true}\n{\"round\": 2, oops}\n")
+	write(filepath.Join(badSummary, RecordFile), "{\"type\": \"round\", \"round\": 1, \"committed\": true}\n{\"type\": \"summary\", \"rounds\": \"many\"}\n")
+	write(filepath.Join(badModel, RecordFile), "{\"type\": \"round\", \"round\": 1, \"committed\": true}\n")
 	write(filepath.Join(badModel, GlobalModelFile), "not a model")
 	write(filepath.Join(badExp, "e2.jsonl"), "{\"epsilon\": 8, \"perplexity\": 500}\n[1, 2]\n")
 	tests := []struct {
@@ -269,7 +269,7 @@ func TestWriteErrors(t *testing.T) {
 		{name: "a file", dirs: []string{file}, want: "is not a directory"},
 		{name: "nothing to report", dirs: []string{empty}, want: "has no run.jsonl"},
 		{name: "bad JSON line", dirs: []string{good, badLine}, want: "run.jsonl line 2"},
-		{name: "unknown summary field", dirs: []string{badSummary}, want: `line 2: summary: json: unknown field "algoritm"`},
+		{name: "summary of the wrong shape", dirs: []string{badSummary}, want: `line 2: summary: json: cannot unmarshal string`},
 		{name: "corrupt model", dirs: []string{badModel}, want: "model"},
 		{name: "bad experiment line", dirs: []string{badExp}, want: "e2.jsonl line 2: not a JSON object"},
 		{name: "bad options", dirs: []string{good}, opts: Options{TopWords: -1, Title: "a\nb"}, want: "top_words = -1"},

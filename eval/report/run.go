@@ -113,11 +113,15 @@ func loadRun(dir string) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{dir: dir, rec: rec}
+	r := &run{dir: dir, rec: rec, notes: rec.notes}
+	switch {
+	case rec.summary == nil:
+		r.notes = append(r.notes, "The run record has no summary line: the run did not finish, or was stopped; rounds up to the last recorded one are shown.")
+	case rec.summary.Error != "":
+		r.notes = append(r.notes, "The run stopped early: "+rec.summary.Error)
+	}
 	if rec.summary != nil {
 		r.sum = *rec.summary
-	} else {
-		r.notes = append(r.notes, "The run record has no summary line: the run did not finish, or was stopped; rounds up to the last recorded one are shown.")
 	}
 	r.parties = partyOrder(r)
 
@@ -181,10 +185,10 @@ func partyOrder(r *run) []string {
 		}
 	}
 	for _, p := range r.sum.Parties {
-		add(p.ID)
+		add(p)
 	}
 	for _, rl := range r.rec.rounds {
-		for _, tr := range rl.Traffic {
+		for _, tr := range rl.Bytes {
 			add(tr.Party)
 		}
 		for _, id := range rl.Replied {
@@ -309,7 +313,7 @@ func (r *run) finalPartyMetric(party, key string) (float64, bool) {
 func (r *run) partyBytes(party string) (rounds []float64, up, down []int64) {
 	for _, rl := range r.rec.rounds {
 		var u, d int64
-		for _, tr := range rl.Traffic {
+		for _, tr := range rl.Bytes {
 			if tr.Party == party {
 				u += tr.Up
 				d += tr.Down
@@ -327,7 +331,7 @@ func (r *run) partyBytes(party string) (rounds []float64, up, down []int64) {
 func (r *run) roundBytes() []int64 {
 	out := make([]int64, len(r.rec.rounds))
 	for i, rl := range r.rec.rounds {
-		for _, tr := range rl.Traffic {
+		for _, tr := range rl.Bytes {
 			out[i] += tr.Up + tr.Down
 		}
 	}
@@ -340,7 +344,7 @@ func (r *run) totalBytes() int64 {
 	var n int64
 	for _, rls := range [][]roundLine{r.rec.rounds, r.rec.failed} {
 		for _, rl := range rls {
-			for _, tr := range rl.Traffic {
+			for _, tr := range rl.Bytes {
 				n += tr.Up + tr.Down
 			}
 		}
@@ -353,33 +357,42 @@ type spend struct {
 	epsilon, delta  float64
 	documentEpsilon float64 // 0 if not recorded
 	known           bool    // whether ε and δ were recorded
-	releases        int     // Σ event counts over the run
+	unit            string
+	accountant      string
+	problem         string // why the accountant could not compose the events
+	releases        int    // Σ event counts over the run
 	mechanisms      []string
-	units           []string
 	assumptions     []string
 	budgetEpsilon   float64
 	budgetDelta     float64
 }
 
 // partySpend returns party's privacy spend: the summary's totals, else the
-// last round's, and the releases counted from the privacy events the
-// rounds carry (failed attempts included: a party that sent is charged).
+// last round's, and the mechanisms of the privacy events the rounds carry
+// (failed attempts included: a party that sent is charged).
 func (r *run) partySpend(party string) spend {
 	var s spend
-	for _, p := range r.sum.Parties {
-		if p.ID == party {
-			s.epsilon, s.delta, s.documentEpsilon, s.known = p.Epsilon, p.Delta, p.DocumentEpsilon, true
-			s.releases = p.Releases
-			s.budgetEpsilon, s.budgetDelta = p.BudgetEpsilon, p.BudgetDelta
+	found := false
+	take := func(pes []partyEpsilon) {
+		for _, pe := range pes {
+			if pe.Party != party {
+				continue
+			}
+			found = true
+			s.known = pe.Error == ""
+			s.epsilon, s.delta, s.documentEpsilon = pe.Epsilon, pe.Delta, pe.DocumentEpsilon
+			s.unit, s.accountant, s.releases, s.problem = pe.Unit, pe.Accountant, pe.Releases, pe.Error
 		}
 	}
-	if !s.known && r.hasRecord() {
-		for i := len(r.rec.rounds) - 1; i >= 0 && !s.known; i-- {
-			for _, p := range r.rec.rounds[i].Privacy {
-				if p.Party == party {
-					s.epsilon, s.delta, s.documentEpsilon, s.known = p.Epsilon, p.Delta, p.DocumentEpsilon, true
-				}
-			}
+	take(r.sum.Epsilon)
+	if !found && r.hasRecord() {
+		for i := len(r.rec.rounds) - 1; i >= 0 && !found; i-- {
+			take(r.rec.rounds[i].Epsilon)
+		}
+	}
+	for _, pd := range r.sum.PartyData {
+		if pd.Party == party {
+			s.budgetEpsilon, s.budgetDelta = pd.BudgetEpsilon, pd.BudgetDelta
 		}
 	}
 	if !r.hasRecord() {
@@ -395,8 +408,10 @@ func (r *run) partySpend(party string) spend {
 				counted += totalEvents(ps.Events)
 				for _, e := range ps.Events {
 					s.mechanisms = appendNew(s.mechanisms, e.Mechanism)
-					s.units = appendNew(s.units, e.Unit)
 					s.assumptions = appendNew(s.assumptions, e.Assumption)
+					if s.unit == "" {
+						s.unit = e.Unit
+					}
 				}
 			}
 		}
@@ -416,7 +431,6 @@ func (r *run) events() []privacy.Event {
 			for _, ps := range rl.Spent {
 				out = append(out, ps.Events...)
 			}
-			out = append(out, rl.CoordinatorSpent...)
 		}
 	}
 	return out
