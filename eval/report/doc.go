@@ -57,8 +57,9 @@
 //     its document-level spend. Every field is optional; the report shows
 //     what is there and says what is not. A record without a summary (a
 //     stopped run) still shows its rounds.
-//   - model, the global model (topic.Load), unless the summary names
-//     another file; party models where the summary names them.
+//   - model, the global model (topic.Load), and PARTY.model, each party's
+//     final local model (p1.model, ...), unless the summary's "models"
+//     names other files.
 //   - e1.jsonl … e8.jsonl (also e3-bytes.jsonl and the like), experiment
 //     results: JSON lines of flat objects. A line {"plot": {"x": COLUMN,
 //     "y": COLUMN, "series": [COLUMN...]}} chooses what is plotted;

@@ -161,6 +161,7 @@ func setupSection(runs []*run) section {
 			blocks = append(blocks, b)
 		}
 	}
+	t = dropEmptyColumns(t)
 	t.Note = "Rounds counts committed rounds"
 	if failedNote {
 		t.Note += "; failed attempts missed their quorum and released no aggregate"
@@ -195,16 +196,12 @@ func privacySection(runs []*run) section {
 			units = appendNew(units, e.Unit)
 			assumptions = appendNew(assumptions, e.Assumption)
 		}
-		anySpend := false
 		for _, p := range r.parties {
 			sp := r.partySpend(p)
 			units = appendNew(units, sp.unit)
 			accountants = appendNew(accountants, sp.accountant)
 			if sp.problem != "" {
 				problems = append(problems, fmt.Sprintf("The accountant could not compose party %s's releases: %s.", p, strings.TrimSuffix(sp.problem, ".")))
-			}
-			if sp.known && sp.epsilon > 0 {
-				anySpend = true
 			}
 		}
 		for _, u := range modelSpends(r) {
@@ -214,7 +211,7 @@ func privacySection(runs []*run) section {
 		if unit == "" {
 			unit = strings.Join(units, "; ")
 		}
-		if len(events) == 0 && !anySpend && st.Unit == "" {
+		if !r.private() {
 			b.Paras = append(b.Paras, "This run used no differential privacy: what the parties released was not noised, so no (ε, δ) guarantee holds (ε = ∞). Raw text still never left a party.")
 			b.Defs = []def{
 				{"Released", strings.Join(inferReleased(nil, r), "; ")},
@@ -707,8 +704,10 @@ func privacyUtilitySection(runs []*run) (section, error) {
 		}
 		eps, ok := r.maxEpsilon()
 		switch {
-		case !ok || eps <= 0 && len(r.events()) == 0 || eps > 1e300:
+		case !r.private() || eps > 1e300:
 			open = append(open, point{r: r, eps: math.Inf(1), val: v})
+		case !ok:
+			continue // private, but the spend was not recorded
 		default:
 			pts = append(pts, point{r: r, eps: eps, val: v})
 			distinct[eps] = true
@@ -834,7 +833,10 @@ func partiesSection(runs []*run) (section, error) {
 			}
 			sp := r.partySpend(p)
 			eps := "—"
-			if sp.known {
+			switch {
+			case !r.private():
+				eps = "∞ (no noise)"
+			case sp.known:
 				eps = formatEpsilon(sp.epsilon)
 			}
 			_, up, down := r.partyBytes(p)
@@ -855,7 +857,7 @@ func partiesSection(runs []*run) (section, error) {
 		if len(t.Rows) == 0 {
 			continue
 		}
-		b.Tables = []table{t}
+		b.Tables = []table{dropEmptyColumns(t)}
 		global, gok := r.finalMetric(key)
 		if key != "" && gok && (haveLocal || haveAlone) && i < maxCommFigures {
 			c := chart{
@@ -1086,6 +1088,38 @@ func metricOrColumn(col string) string {
 		return metricName(col)
 	}
 	return columnLabel(col)
+}
+
+// dropEmptyColumns removes the columns of t that hold no value in any row
+// ("—" everywhere), keeping the first.
+func dropEmptyColumns(t table) table {
+	keep := make([]bool, len(t.Head))
+	keep[0] = true
+	for _, row := range t.Rows {
+		for j, c := range row {
+			if c != "—" && j < len(keep) {
+				keep[j] = true
+			}
+		}
+	}
+	out := t
+	out.Head, out.Num, out.Rows = nil, nil, nil
+	for j, k := range keep {
+		if k {
+			out.Head = append(out.Head, t.Head[j])
+			out.Num = append(out.Num, j < len(t.Num) && t.Num[j])
+		}
+	}
+	for _, row := range t.Rows {
+		var cells []string
+		for j, k := range keep {
+			if k && j < len(row) {
+				cells = append(cells, row[j])
+			}
+		}
+		out.Rows = append(out.Rows, cells)
+	}
+	return out
 }
 
 func orDash(s string) string { return orUnknown(s, "—") }

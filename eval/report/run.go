@@ -19,6 +19,11 @@ import (
 // unless the run record's summary names another.
 const GlobalModelFile = "model"
 
+// PartyModelSuffix names a party's final local model in a run directory,
+// after the party id (p1.model), unless the run record's summary names
+// the files.
+const PartyModelSuffix = ".model"
+
 // run is one run directory as the report shows it.
 type run struct {
 	dir     string // as given
@@ -131,6 +136,12 @@ func loadRun(dir string) (*run, error) {
 			files.Global = m.Global
 		}
 		files.Parties = m.Parties
+	} else {
+		for _, p := range r.parties {
+			if name := p + PartyModelSuffix; filepath.IsLocal(name) && exists(filepath.Join(dir, name)) {
+				files.Parties = append(files.Parties, partyModel{Party: p, Path: name})
+			}
+		}
 	}
 	r.global, err = loadModel(dir, files.Global)
 	if err != nil {
@@ -434,6 +445,20 @@ func (r *run) events() []privacy.Event {
 		}
 	}
 	return out
+}
+
+// private reports whether the run used differential privacy: a privacy
+// event, a positive recorded spend or a privacy statement.
+func (r *run) private() bool {
+	if r.sum.Privacy != nil || len(r.events()) > 0 {
+		return true
+	}
+	for _, p := range r.parties {
+		if sp := r.partySpend(p); sp.known && sp.epsilon > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // maxEpsilon returns the largest total ε any party spent, and whether any

@@ -1,0 +1,424 @@
+//go:build unix
+
+package report_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image/png"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fedtopic/fedtopic/corpus"
+	"github.com/fedtopic/fedtopic/corpus/synth"
+	"github.com/fedtopic/fedtopic/eval"
+	"github.com/fedtopic/fedtopic/eval/report"
+	"github.com/fedtopic/fedtopic/internal/rng"
+	"github.com/fedtopic/fedtopic/sim"
+	"github.com/fedtopic/fedtopic/sim/adlda"
+	"github.com/fedtopic/fedtopic/topic"
+)
+
+// Environment variables of the browser test.
+const (
+	// skipBrowserEnv, set to 1, skips the browser test on a machine
+	// without Chromium. Without it a missing browser fails the test: CI
+	// must never pass by not looking.
+	skipBrowserEnv = "FEDTOPIC_SKIP_BROWSER"
+	// artifactsEnv names a directory to keep the report and its
+	// screenshot in, for a person to look at.
+	artifactsEnv = "FEDTOPIC_BROWSER_ARTIFACTS"
+)
+
+// chromiumFlags start Chromium headless and quiet: no sandbox (CI runs as
+// root), no GPU, and nothing that reaches for the network.
+var chromiumFlags = []string{
+	"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+	"--no-first-run", "--disable-component-update", "--disable-sync", "--disable-extensions",
+	"--disable-default-apps", "--hide-scrollbars", "--window-size=1280,2400",
+}
+
+// findBrowser returns the paths of chromium and chromedriver (Debian
+// packages chromium and chromium-driver), or fails the test unless
+// skipBrowserEnv opts out.
+func findBrowser(t *testing.T) (chromium, driver string) {
+	t.Helper()
+	look := func(names ...string) string {
+		for _, n := range names {
+			if p, err := exec.LookPath(n); err == nil {
+				return p
+			}
+		}
+		return ""
+	}
+	chromium = look("chromium", "/usr/bin/chromium", "chromium-browser")
+	driver = look("chromedriver", "/usr/bin/chromedriver")
+	if chromium == "" || driver == "" {
+		msg := fmt.Sprintf("chromium (%q) or chromedriver (%q) not found: install the Debian packages chromium and chromium-driver (.ci/run does), or set %s=1 to skip the browser test", chromium, driver, skipBrowserEnv)
+		if os.Getenv(skipBrowserEnv) == "1" {
+			t.Skip(msg)
+		}
+		t.Fatal(msg)
+	}
+	return chromium, driver
+}
+
+// seededRun simulates a small federation — three parties of a synthetic
+// corpus split 1:2:3, AD-LDA, five rounds, seed 7 — and writes its run
+// directory as fedtopic simulate does: run.jsonl, the global model and
+// each party's local model, with held-out perplexity after every round.
+func seededRun(t *testing.T, dir string) {
+	t.Helper()
+	const k, v = 4, 40
+	data, err := synth.Generate(synth.Config{K: k, V: v, Docs: 240, DocLen: 30, Structure: synth.Planted}, rng.Derive(7, "synth"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	test := data.Corpus.Subset(seq(200, 240))
+	parts, err := corpus.Split(data.Corpus.Subset(seq(0, 200)), corpus.SplitSpec{Sizes: []float64{1, 2, 3}}, rng.Derive(7, "split"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vocab := make([]string, v)
+	for w := range vocab {
+		vocab[w] = fmt.Sprintf("w%02d", w)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := os.Create(filepath.Join(dir, report.RecordFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	metrics := func(_ int, m *topic.Model) (map[string]float64, error) {
+		p, err := eval.Perplexity(context.Background(), m, test, topic.InferConfig{Seed: 1, Workers: 1})
+		if err != nil {
+			return nil, err
+		}
+		return map[string]float64{report.MetricPerplexity: p.Perplexity, report.MetricLogLikelihood: p.LogLikelihood}, nil
+	}
+	res, err := sim.Run(context.Background(), sim.Scenario{
+		Algorithm: adlda.Algorithm, Params: json.RawMessage(`{"k": 4, "rounds": 5}`),
+		Corpora: parts, Vocab: vocab, Seed: 7, Record: rec, Metrics: metrics,
+	})
+	if err != nil {
+		t.Fatalf("sim.Run: %v", err)
+	}
+	if err := topic.Save(filepath.Join(dir, report.GlobalModelFile), res.Global); err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range res.Locals {
+		if m != nil {
+			if err := topic.Save(filepath.Join(dir, fmt.Sprintf("p%d%s", i+1, report.PartyModelSuffix)), m); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+func seq(lo, hi int) []int {
+	out := make([]int, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+// plotInfo is what the page's script reports of one plot.
+type plotInfo struct {
+	Label  string  `json:"label"`
+	Points int     `json:"points"`
+	Width  float64 `json:"width"`
+	Height float64 `json:"height"`
+	Paths  int     `json:"paths"`  // path elements with a drawn extent
+	Texts  int     `json:"texts"`  // text elements
+	Legend int     `json:"legend"` // legend entries beneath the plot
+}
+
+// inspectScript measures every plot as laid out: its rendered size, the
+// path elements that have a non-empty bounding box, its texts and the
+// legend entries of its figure.
+const inspectScript = `
+return Array.from(document.querySelectorAll("figure svg.plot")).map(function (svg) {
+	var r = svg.getBoundingClientRect();
+	var paths = Array.from(svg.querySelectorAll("path")).filter(function (p) {
+		var b = p.getBBox();
+		return b.width > 0 || b.height > 0;
+	});
+	return {
+		label: svg.getAttribute("aria-label"),
+		points: parseInt(svg.getAttribute("data-points"), 10),
+		width: r.width, height: r.height,
+		paths: paths.length,
+		texts: svg.querySelectorAll("text").length,
+		legend: svg.closest("figure").querySelectorAll("ul.legend li").length
+	};
+});`
+
+// TestReportInBrowser renders the report of a small seeded run in headless
+// Chromium, as a person would open it, and checks that it loads without a
+// console message, that every plot is laid out at a readable size and
+// draws its data, and that the screenshot is not blank. With
+// FEDTOPIC_BROWSER_ARTIFACTS set, the report and the screenshot are kept
+// there for a person to look at.
+func TestReportInBrowser(t *testing.T) {
+	chromium, driverPath := findBrowser(t)
+	dir := t.TempDir()
+	run := filepath.Join(dir, "adlda-3-parties")
+	seededRun(t, run)
+	page := filepath.Join(dir, "report.html")
+	if err := report.WriteFile(context.Background(), page, []string{run}, report.Options{Title: "Seeded AD-LDA run"}); err != nil {
+		t.Fatalf("WriteFile: %v", err)
+	}
+
+	wd := startDriver(t, driverPath, chromium, dir)
+	logs := wd.load(t, page)
+	if len(logs) > 0 {
+		t.Errorf("the report logged %d console messages, want none:\n%s", len(logs), strings.Join(logs, "\n"))
+	}
+	var title string
+	wd.exec(t, "return document.title;", &title)
+	if title != "Seeded AD-LDA run" {
+		t.Errorf("document.title = %q, want %q", title, "Seeded AD-LDA run")
+	}
+	var plots []plotInfo
+	wd.exec(t, inspectScript, &plots)
+	// Convergence (perplexity, log-likelihood), traffic per party, bytes
+	// against quality; AD-LDA releases no ε, so no privacy–utility plot.
+	if len(plots) < 4 {
+		t.Errorf("%d plots on the page, want at least 4: %+v", len(plots), plots)
+	}
+	for _, p := range plots {
+		// At 1280 px the figures are 760 px wide less padding; a plot
+		// drawn smaller than 400×150 px would be unreadable.
+		if p.Width < 400 || p.Height < 150 {
+			t.Errorf("plot %q is %.0f×%.0f px, want at least 400×150", p.Label, p.Width, p.Height)
+		}
+		// vgsvg draws the frame, ticks and grid as paths too; a plot with
+		// data has more than its axes (2) and grid lines.
+		if p.Points < 2 || p.Paths < 6 {
+			t.Errorf("plot %q draws %d data points in %d visible paths, want data", p.Label, p.Points, p.Paths)
+		}
+		if p.Texts < 4 || p.Legend < 1 {
+			t.Errorf("plot %q has %d texts and %d legend entries, want axis labels, ticks and a legend", p.Label, p.Texts, p.Legend)
+		}
+	}
+	shot := wd.screenshot(t)
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatalf("screenshot is not a PNG: %v", err)
+	}
+	b := img.Bounds()
+	if b.Dx() < 1000 || b.Dy() < 2000 {
+		t.Errorf("screenshot is %d×%d px, want the whole page at 1280 px wide", b.Dx(), b.Dy())
+	}
+	// A blank page is one colour; a rendered report has text and plots in
+	// several colours. Sample a grid of pixels.
+	colours := map[[3]uint32]bool{}
+	for y := b.Min.Y; y < b.Max.Y; y += 7 {
+		for x := b.Min.X; x < b.Max.X; x += 7 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			colours[[3]uint32{r >> 8, g >> 8, bl >> 8}] = true
+		}
+	}
+	if len(colours) < 20 {
+		t.Errorf("screenshot has %d distinct colours, want a rendered page (≥ 20)", len(colours))
+	}
+	if keep := os.Getenv(artifactsEnv); keep != "" {
+		if err := os.MkdirAll(keep, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		html, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, data := range map[string][]byte{"report.html": html, "report.png": shot} {
+			if err := os.WriteFile(filepath.Join(keep, name), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("report and screenshot kept in %s", keep)
+	}
+}
+
+// TestBrowserCatchesErrors tests the test: a page that fails to load a
+// resource must show up as a console message, so an empty log means the
+// report loaded cleanly and not that nothing was listened to.
+func TestBrowserCatchesErrors(t *testing.T) {
+	chromium, driverPath := findBrowser(t)
+	dir := t.TempDir()
+	page := filepath.Join(dir, "broken.html")
+	if err := os.WriteFile(page, []byte(`<!DOCTYPE html><html><head><title>broken</title></head><body><img src="missing.png" alt=""></body></html>`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wd := startDriver(t, driverPath, chromium, dir)
+	if logs := wd.load(t, page); len(logs) == 0 {
+		t.Errorf("a page with a missing image logged nothing; the console check would miss errors")
+	}
+}
+
+// webDriver is a minimal W3C WebDriver client for chromedriver on
+// loopback.
+type webDriver struct {
+	base    string // http://127.0.0.1:PORT/session/ID
+	client  *http.Client
+	timeout time.Duration
+}
+
+// startDriver starts chromedriver on a free loopback port and a Chromium
+// session; both are stopped when the test ends.
+func startDriver(t *testing.T, driverPath, chromium, dir string) *webDriver {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(driverPath, "--port="+strconv.Itoa(port), "--allowed-ips=127.0.0.1", "--log-level=SEVERE")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // Chromium joins the group and goes with it
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start chromedriver: %v", err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	})
+	wd := &webDriver{base: fmt.Sprintf("http://127.0.0.1:%d", port), client: &http.Client{Timeout: 60 * time.Second}}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var status struct {
+			Ready bool `json:"ready"`
+		}
+		if err := wd.call(http.MethodGet, "/status", nil, &status); err == nil && status.Ready {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("chromedriver on port %d not ready after 20 s; its output:\n%s", port, out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	caps := map[string]any{"capabilities": map[string]any{"alwaysMatch": map[string]any{
+		"browserName": "chrome",
+		"goog:chromeOptions": map[string]any{
+			"binary": chromium,
+			"args":   append(append([]string{}, chromiumFlags...), "--user-data-dir="+filepath.Join(dir, "chromium-profile")),
+		},
+		"goog:loggingPrefs": map[string]string{"browser": "ALL"},
+	}}}
+	var session struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := wd.call(http.MethodPost, "/session", caps, &session); err != nil {
+		t.Fatalf("start Chromium through chromedriver: %v\n%s", err, out.String())
+	}
+	wd.base += "/session/" + session.SessionID
+	t.Cleanup(func() { wd.call(http.MethodDelete, "", nil, nil) })
+	return wd
+}
+
+// call sends one WebDriver command and decodes its "value" into v.
+func (wd *webDriver) call(method, path string, body, v any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, wd.base+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := wd.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	var env struct {
+		Value json.RawMessage `json:"value"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return fmt.Errorf("%s %s: %s: %w", method, path, raw, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, env.Value)
+	}
+	if v == nil {
+		return nil
+	}
+	return json.Unmarshal(env.Value, v)
+}
+
+// load opens the page file, makes the window as tall as the page, and
+// returns the browser's console messages (every level) since the session
+// began.
+func (wd *webDriver) load(t *testing.T, path string) []string {
+	t.Helper()
+	u := url.URL{Scheme: "file", Path: path}
+	if err := wd.call(http.MethodPost, "/url", map[string]string{"url": u.String()}, nil); err != nil {
+		t.Fatalf("open %s: %v", path, err)
+	}
+	var height float64
+	wd.exec(t, "return document.documentElement.scrollHeight;", &height)
+	if err := wd.call(http.MethodPost, "/window/rect", map[string]float64{"width": 1280, "height": max(height+100, 2400)}, nil); err != nil {
+		t.Fatalf("resize the window to the page: %v", err)
+	}
+	var entries []struct {
+		Level   string `json:"level"`
+		Message string `json:"message"`
+	}
+	if err := wd.call(http.MethodPost, "/se/log", map[string]string{"type": "browser"}, &entries); err != nil {
+		t.Fatalf("read the browser log: %v", err)
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Level+": "+e.Message)
+	}
+	return out
+}
+
+// exec runs a script in the page and decodes its result into v.
+func (wd *webDriver) exec(t *testing.T, script string, v any) {
+	t.Helper()
+	if err := wd.call(http.MethodPost, "/execute/sync", map[string]any{"script": script, "args": []any{}}, v); err != nil {
+		t.Fatalf("run script in the page: %v", err)
+	}
+}
+
+// screenshot returns a PNG of the window.
+func (wd *webDriver) screenshot(t *testing.T) []byte {
+	t.Helper()
+	var b64 string
+	if err := wd.call(http.MethodGet, "/screenshot", nil, &b64); err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	b, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		t.Fatalf("screenshot: %v", errors.Join(err))
+	}
+	return b
+}
