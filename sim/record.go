@@ -132,6 +132,11 @@ func (r *Recorder) absorb(spent []fed.PartySpend, bytes []fed.Traffic) {
 	}
 }
 
+// Prior counts the privacy spend and bytes of a round of an earlier engine
+// run (the vocabulary round) toward this run's totals without writing a
+// line for it.
+func (r *Recorder) Prior(rec fed.RoundRecord) { r.absorb(rec.Spent, rec.Traffic) }
+
 // Round writes the line of one attempt with optional metrics. A replayed
 // record of a round already written (fed.RoundRecord.Resumed) is skipped.
 func (r *Recorder) Round(rec fed.RoundRecord, metrics map[string]float64) error {

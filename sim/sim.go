@@ -58,6 +58,13 @@ type Scenario struct {
 	// OnRound, if set, is called after every round attempt with its line
 	// of the run record (for progress).
 	OnRound func(RoundLine)
+	// Prior lists records of engine runs before this one whose privacy
+	// spend and bytes count toward this run's totals (the vocabulary
+	// round of SelectVocabulary).
+	Prior []fed.RoundRecord
+	// Summary, if set, may add to the summary line before it is written
+	// (data, parameters, privacy statement, model file names).
+	Summary func(*SummaryLine, *Result)
 }
 
 // Result is what a simulated run produced.
@@ -118,18 +125,16 @@ func (sc *Scenario) Validate() error {
 
 // Run plays sc to its end in this process: the coordinator and every party
 // of fed, connected by fed/inproc (every message encoded), each party with
-// its own durable ledger. All goroutines are joined before Run returns.
+// its own durable ledger in LedgerDir (give the same directory to
+// SelectVocabulary and Run so both rounds are charged to one ledger). All
+// goroutines are joined before Run returns.
 func Run(ctx context.Context, sc Scenario) (*Result, error) {
 	if err := sc.Validate(); err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	ids := sc.parties()
-	run := sc.Run
-	if run == "" {
-		run = "sim"
-	}
-	setup := fed.Setup{Run: run, Parties: ids, Vocab: sc.Vocab, Seed: sc.Seed, Params: sc.Params}
+	e := sc.engine()
+	setup := fed.Setup{Run: e.run, Parties: e.ids, Vocab: sc.Vocab, Seed: sc.Seed, Params: sc.Params}
 	alg := sc.Algorithm
 	agg, err := alg.NewAggregator(setup)
 	if err != nil {
@@ -139,19 +144,23 @@ func Run(ctx context.Context, sc Scenario) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	learners := make([]fed.Learner, len(ids))
-	for i := range ids {
+	learners := make([]fed.Learner, len(e.ids))
+	for i, id := range e.ids {
 		if learners[i], err = alg.NewLearner(setup, i, sc.Corpora[i]); err != nil {
-			return nil, fmt.Errorf("sim: party %s: %w", ids[i], err)
+			return nil, fmt.Errorf("sim: party %s: %w", id, err)
 		}
 	}
 	delta := sc.Budget.Delta
 	if delta == 0 {
 		delta = DefaultDelta
 	}
-	rec := NewRecorder(io.Discard, ids, delta)
-	if sc.Record != nil {
-		rec = NewRecorder(sc.Record, ids, delta)
+	w := sc.Record
+	if w == nil {
+		w = io.Discard
+	}
+	rec := NewRecorder(w, e.ids, delta)
+	for _, p := range sc.Prior {
+		rec.Prior(p)
 	}
 	var recErr error
 	onRound := func(r fed.RoundRecord) {
@@ -174,77 +183,16 @@ func Run(ctx context.Context, sc Scenario) (*Result, error) {
 				Dropped: r.Dropped, Bytes: r.Traffic, DurationS: r.Duration.Seconds(), Metrics: metrics, Error: r.Err})
 		}
 	}
-	timeout := fed.Duration(sc.RoundTimeout)
-	coord, err := fed.NewCoordinator(fed.CoordinatorConfig{
-		Run: run, Algorithm: alg.Name, Parties: ids, MinParties: sc.MinParties,
-		RoundTimeout: timeout, JoinTimeout: timeout,
-	}, agg, val, fed.CoordinatorOptions{Logger: sc.Logger, OnRound: onRound})
+	res, committed, err := e.play(ctx, alg.Name, agg, val, learners, onRound)
+	summary := SummaryLine{Run: e.run, Algorithm: alg.Name, Seed: sc.Seed, Rounds: committed}
 	if err != nil {
-		return nil, err
-	}
-	net, err := inproc.New(coord, sc.Faults)
-	if err != nil {
-		return nil, err
-	}
-	ledgerDir := sc.LedgerDir
-	if ledgerDir == "" {
-		if ledgerDir, err = os.MkdirTemp("", "fedtopic-sim-ledgers-"); err != nil {
-			return nil, fmt.Errorf("sim: %w", err)
-		}
-		defer os.RemoveAll(ledgerDir)
-	} else if err := os.MkdirAll(ledgerDir, 0o700); err != nil {
-		return nil, fmt.Errorf("sim: %w", err)
-	}
-	ledgers := make([]*accountant.Ledger, len(ids))
-	defer func() {
-		for _, l := range ledgers {
-			if l != nil {
-				l.Close()
-			}
-		}
-	}()
-	parties := make([]*fed.Party, len(ids))
-	for i, id := range ids {
-		if ledgers[i], err = accountant.OpenLedger(filepath.Join(ledgerDir, id+".ledger"), sc.Budget); err != nil {
-			return nil, fmt.Errorf("sim: party %s: %w", id, err)
-		}
-		parties[i], err = fed.NewParty(fed.PartyConfig{Run: run, ID: id, Algorithm: alg.Name}, learners[i], ledgers[i], net.Dial(id), fed.PartyOptions{Logger: sc.Logger})
-		if err != nil {
-			return nil, err
-		}
-	}
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	partyErrs := make([]error, len(ids))
-	var res *fed.Result
-	var coordErr error
-	var wg sync.WaitGroup
-	for i, p := range parties {
-		wg.Go(func() { _, partyErrs[i] = p.Run(ctx) })
-	}
-	wg.Go(func() {
-		res, coordErr = coord.Run(ctx)
-		if coordErr != nil {
-			cancel() // parties would otherwise wait for a coordinator that has stopped
-		}
-	})
-	wg.Wait()
-
-	summary := SummaryLine{Run: run, Algorithm: alg.Name, Seed: sc.Seed, DurationS: time.Since(start).Seconds()}
-	if coordErr != nil {
-		summary.Error = coordErr.Error()
-		summary.Rounds = coord.Committed()
-		_, err := rec.Summary(summary)
-		return nil, errors.Join(coordErr, err)
+		summary.Error = err.Error()
+		summary.DurationS = time.Since(start).Seconds()
+		_, serr := rec.Summary(summary)
+		return nil, errors.Join(err, serr)
 	}
 	var errs []error
-	for i, err := range partyErrs {
-		if err != nil && !errors.Is(err, fed.ErrBudgetExhausted) && !errors.Is(err, inproc.ErrCrashed) {
-			errs = append(errs, fmt.Errorf("sim: party %s: %w", ids[i], err))
-		}
-	}
-	out := &Result{Rounds: res.Rounds, Final: res.Final.Payload, Traffic: res.Traffic, Locals: make([]*topic.Model, len(ids))}
+	out := &Result{Rounds: res.Rounds, Final: res.Final.Payload, Traffic: res.Traffic, Locals: make([]*topic.Model, len(e.ids))}
 	if m, ok := agg.(fed.Modeler); ok {
 		if out.Global, err = m.Model(); err != nil {
 			errs = append(errs, fmt.Errorf("sim: global model: %w", err))
@@ -259,17 +207,114 @@ func Run(ctx context.Context, sc Scenario) (*Result, error) {
 	for i, l := range learners {
 		if m, ok := l.(fed.Modeler); ok {
 			if out.Locals[i], err = m.Model(); err != nil {
-				errs = append(errs, fmt.Errorf("sim: party %s: local model: %w", ids[i], err))
+				errs = append(errs, fmt.Errorf("sim: party %s: local model: %w", e.ids[i], err))
 			} else {
 				out.Locals[i].Vocab = sc.Vocab
 			}
 		}
 	}
-	summary.Rounds = res.Rounds
+	if sc.Summary != nil {
+		sc.Summary(&summary, out)
+	}
+	summary.DurationS = time.Since(start).Seconds()
 	out.Summary, err = rec.Summary(summary)
 	errs = append(errs, recErr, err)
 	if err := errors.Join(errs...); err != nil {
 		return out, err
 	}
 	return out, nil
+}
+
+// engine is what one in-process run of the federation needs besides the
+// algorithm's halves.
+type engine struct {
+	run        string
+	ids        []string
+	minParties int
+	timeout    time.Duration
+	ledgerDir  string
+	budget     accountant.Budget
+	faults     inproc.Faults
+	logger     *slog.Logger
+}
+
+func (sc *Scenario) engine() *engine {
+	run := sc.Run
+	if run == "" {
+		run = "sim"
+	}
+	return &engine{run: run, ids: sc.parties(), minParties: sc.MinParties, timeout: sc.RoundTimeout,
+		ledgerDir: sc.LedgerDir, budget: sc.Budget, faults: sc.Faults, logger: sc.Logger}
+}
+
+// play runs the coordinator and the parties to the end and returns the
+// coordinator's result and the rounds it committed. A party that stops for
+// lack of budget or by an injected crash does not fail the run; the
+// coordinator decides by its quorum.
+func (e *engine) play(ctx context.Context, alg string, agg fed.Aggregator, val fed.Validator, learners []fed.Learner, onRound func(fed.RoundRecord)) (*fed.Result, int, error) {
+	timeout := fed.Duration(e.timeout)
+	coord, err := fed.NewCoordinator(fed.CoordinatorConfig{
+		Run: e.run, Algorithm: alg, Parties: e.ids, MinParties: e.minParties,
+		RoundTimeout: timeout, JoinTimeout: timeout,
+	}, agg, val, fed.CoordinatorOptions{Logger: e.logger, OnRound: onRound})
+	if err != nil {
+		return nil, 0, err
+	}
+	net, err := inproc.New(coord, e.faults)
+	if err != nil {
+		return nil, 0, err
+	}
+	ledgerDir := e.ledgerDir
+	if ledgerDir == "" {
+		if ledgerDir, err = os.MkdirTemp("", "fedtopic-sim-ledgers-"); err != nil {
+			return nil, 0, fmt.Errorf("sim: %w", err)
+		}
+		defer os.RemoveAll(ledgerDir)
+	} else if err := os.MkdirAll(ledgerDir, 0o700); err != nil {
+		return nil, 0, fmt.Errorf("sim: %w", err)
+	}
+	ledgers := make([]*accountant.Ledger, len(e.ids))
+	defer func() {
+		for _, l := range ledgers {
+			if l != nil {
+				l.Close()
+			}
+		}
+	}()
+	parties := make([]*fed.Party, len(e.ids))
+	for i, id := range e.ids {
+		if ledgers[i], err = accountant.OpenLedger(filepath.Join(ledgerDir, id+".ledger"), e.budget); err != nil {
+			return nil, 0, fmt.Errorf("sim: party %s: %w", id, err)
+		}
+		parties[i], err = fed.NewParty(fed.PartyConfig{Run: e.run, ID: id, Algorithm: alg}, learners[i], ledgers[i], net.Dial(id), fed.PartyOptions{Logger: e.logger})
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	partyErrs := make([]error, len(e.ids))
+	var res *fed.Result
+	var coordErr error
+	var wg sync.WaitGroup
+	for i, p := range parties {
+		wg.Go(func() { _, partyErrs[i] = p.Run(ctx) })
+	}
+	wg.Go(func() {
+		res, coordErr = coord.Run(ctx)
+		if coordErr != nil {
+			cancel() // parties would otherwise wait for a coordinator that has stopped
+		}
+	})
+	wg.Wait()
+	if coordErr != nil {
+		return nil, coord.Committed(), coordErr
+	}
+	var errs []error
+	for i, err := range partyErrs {
+		if err != nil && !errors.Is(err, fed.ErrBudgetExhausted) && !errors.Is(err, inproc.ErrCrashed) {
+			errs = append(errs, fmt.Errorf("sim: party %s: %w", e.ids[i], err))
+		}
+	}
+	return res, res.Rounds, errors.Join(errs...)
 }
