@@ -106,6 +106,7 @@ its privacy cost is accounted and reported.`,
 		newTopicsCmd(e),
 		newExportCmd(e),
 		newPrivacyCmd(e),
+		newReportCmd(e),
 	)
 	return root
 }
