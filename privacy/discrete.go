@@ -108,6 +108,7 @@ type DiscreteGaussian struct {
 	lambda float64
 	s2l    float64 // σ²λ, rounded
 	prop   *DiscreteLaplace
+	expTab []float64 // expTab[m] = e^(−m/64), m ≤ 2048, for the cheap first bounds
 }
 
 // NewDiscreteGaussian returns the sampler with parameter σ (in integer
@@ -124,7 +125,11 @@ func NewDiscreteGaussian(sigma float64) (*DiscreteGaussian, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &DiscreteGaussian{sigma: sigma, lambda: lambda, s2l: sigma * sigma * lambda, prop: prop}, nil
+	g := &DiscreteGaussian{sigma: sigma, lambda: lambda, s2l: sigma * sigma * lambda, prop: prop, expTab: make([]float64, expTabLen+1)}
+	for m := range g.expTab {
+		g.expTab[m] = math.Exp(-float64(m) * expTabStep) // m/64 is exact
+	}
+	return g, nil
 }
 
 // Sigma returns σ.
@@ -153,23 +158,72 @@ func (d *DiscreteGaussian) sample(br *bitReader) int64 {
 	}
 }
 
-// accept flips the coin with probability e^(−γ), γ = (|y|−σ²λ)²/(2σ²).
+// The cheap bounds on e^(−γ) come from a table of e^(−m/64): with
+// γ = m/64 + r, r ≥ 0, e^(−γ) lies in [e^(−m/64)(1 − r), e^(−m/64)(1 − r + r²/2)].
+const (
+	expTabStep = 1.0 / 64
+	expTabLen  = 2048 // γ up to 32
+)
+
+// accept flips the coin with probability e^(−γ), γ = (|y|−σ²λ)²/(2σ²). It
+// decides from 32 random bits against cheap table bounds when it can
+// (nearly always), then against math.Exp bounds, then exactly.
 func (d *DiscreteGaussian) accept(br *bitReader, y int64) bool {
 	const u = 0x1p-53
-	a := math.Abs(float64(y))
-	df := math.Abs(a - d.s2l)
-	// |d_f − d| ≤ 3u(σ²λ + |d_f|) covers the three roundings behind d_f
-	// (σ², σ²λ, the subtraction); the factors (1 ± 2⁻⁴⁰) below cover the
-	// roundings of the square, the quotient and math.Exp (< 1 ulp) with
-	// room to spare.
+	a := float64(y)
+	if a < 0 {
+		a = -a
+	}
+	df := a - d.s2l
+	if df < 0 {
+		df = -df
+	}
+	// |d_f − d| ≤ ed covers the three roundings behind d_f (σ², σ²λ, the
+	// subtraction), so γ lies in [gLo, gHi]; the factor 2⁻⁴⁰ covers the
+	// roundings of the square and the quotient with room to spare.
 	ed := 3 * u * (d.s2l + df)
 	s2 := 2 * d.sigma * d.sigma
-	gLo := math.Max(df-ed, 0)
-	gLo = gLo * gLo / s2 * (1 - 0x1p-40)
+	lo := df - ed
+	if lo < 0 {
+		lo = 0
+	}
+	gLo := lo * lo / s2 * (1 - 0x1p-40)
 	gHi := (df + ed) * (df + ed) / s2 * (1 + 0x1p-40)
-	pLo := math.Exp(-gHi) * (1 - 0x1p-40)
-	pHi := math.Min(math.Exp(-gLo)*(1+0x1p-40), 1)
-	return bernoulli(br, pLo, pHi, func(prec uint) bounds { return d.acceptProb(y, prec) })
+
+	r := float64(br.take32())
+	// Cheap bounds. math.Exp in the table is accurate to < 1 ulp; the
+	// factors 1 ± 2⁻⁴⁵ cover it and the few roundings here.
+	var cLo, cHi float64
+	if m := int(gLo * 64); m < expTabLen {
+		e := d.expTab[m]
+		rLo, rHi := gLo-float64(m)*expTabStep, gHi-float64(m)*expTabStep
+		cLo = e * (1 - rHi) * (1 - 0x1p-45)
+		cHi = e * (1 - rLo + rLo*rLo/2) * (1 + 0x1p-45)
+	} else {
+		cHi = d.expTab[expTabLen] * (1 + 0x1p-45)
+	}
+	if r+1 <= cLo*0x1p32 { // U < (r+1)/2³² ≤ cLo ≤ p
+		return true
+	}
+	if r >= cHi*0x1p32 { // U ≥ r/2³² ≥ cHi ≥ p
+		return false
+	}
+	var pLo, pHi float64
+	if w := gHi - gLo; w < 0x1p-20 {
+		// One exponential: e^(−gHi) ≥ p(1 − w) and e^(−gLo) ≤ p(1 + 2w) for
+		// p = e^(−gLo)·(1 ± 2⁻⁵²) (math.Exp is accurate to < 1 ulp).
+		p := math.Exp(-gLo)
+		pLo = p * (1 - w) * (1 - 0x1p-40)
+		pHi = p * (1 + 0x1p-40)
+	} else {
+		pLo = math.Exp(-gHi) * (1 - 0x1p-40)
+		pHi = math.Exp(-gLo) * (1 + 0x1p-40)
+	}
+	pHi += 0x1p-1000 // math.Exp's subnormal results are only accurate in absolute terms
+	if pHi > 1 {
+		pHi = 1
+	}
+	return bernoulliFrom(br, uint64(r), pLo, pHi, func(prec uint) bounds { return d.acceptProb(y, prec) })
 }
 
 // acceptProb encloses e^(−(|y|−σ²λ)²/(2σ²)) at about prec bits.

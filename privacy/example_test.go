@@ -39,9 +39,9 @@ func ExampleThresholdedLaplace() {
 	fmt.Println("first entries:", v[:3])
 	fmt.Println("compact bytes:", len(t.AppendCompact(nil, v)))
 	// Output:
-	// q = 0.0547, 1077 entries, smallest value 0.203125
-	// first entries: [{2 0.265625} {43 0.23046875} {48 0.41796875}]
-	// compact bytes: 2163
+	// q = 0.0547, 1078 entries, smallest value 0.203125
+	// first entries: [{40 0.23046875} {45 0.41796875} {58 0.46484375}]
+	// compact bytes: 2165
 }
 
 func ExamplePartitionSelection() {

@@ -185,11 +185,15 @@ func refineBelow(u uint64, br *bitReader, enclose func(prec uint) bounds) bool {
 // must be a valid enclosure) and by enclose at any precision. It reads 32
 // bits, then 32 more, and refines only when U falls within the interval.
 func bernoulli(br *bitReader, pLo, pHi float64, enclose func(prec uint) bounds) bool {
-	u := br.take32()
-	if float64(u+1) <= math.Ldexp(pLo, 32) { // U < (u+1)/2³² ≤ pLo ≤ p
+	return bernoulliFrom(br, br.take32(), pLo, pHi, enclose)
+}
+
+// bernoulliFrom is bernoulli for a caller that has read U's first 32 bits u.
+func bernoulliFrom(br *bitReader, u uint64, pLo, pHi float64, enclose func(prec uint) bounds) bool {
+	if float64(u+1) <= pLo*0x1p32 { // U < (u+1)/2³² ≤ pLo ≤ p (the scaling is exact)
 		return true
 	}
-	if float64(u) >= math.Ldexp(pHi, 32) { // U ≥ u/2³² ≥ pHi ≥ p
+	if float64(u) >= pHi*0x1p32 { // U ≥ u/2³² ≥ pHi ≥ p
 		return false
 	}
 	u = u<<32 | br.take32()

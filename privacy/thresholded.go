@@ -95,6 +95,7 @@ type ThresholdedLaplace struct {
 	q      float64 // survival probability of a zero entry (rounded)
 	skip   *geometric
 	value  *geometric
+	valueF []float32 // valueF[e] = (k₀ + e)·g for every fast-path value outcome e
 	noise  *DiscreteLaplace
 }
 
@@ -126,7 +127,11 @@ func NewThresholdedLaplace(c ThresholdedLaplaceConfig) (*ThresholdedLaplace, err
 	if t.noise, err = newDiscreteLaplace(t.lambda); err != nil {
 		return nil, fmt.Errorf("privacy: thresholded laplace: %w", err)
 	}
-	t.value = t.noise.geo // the survivor excess over k₀ is geometric with ratio a
+	t.value = t.noise.geo           // the survivor excess over k₀ is geometric with ratio a
+	t.valueF = make([]float32, 256) // fast-path outcomes are < topN ≤ 254
+	for e := range t.valueF {
+		t.valueF[e] = float32(t.k0+int64(e)) * float32(c.Granularity)
+	}
 	lambda, k0u := t.lambda, uint64(t.k0)
 	qb := func(prec uint) bounds {
 		wp := prec + 8
@@ -202,77 +207,79 @@ func (t *ThresholdedLaplace) draw(br *bitReader, counts []Count, dst []Entry) []
 			trues = append(trues, Entry{Word: c.Word, Value: float32(v) * g})
 		}
 	}
-	// The others, by geometric skips over the reduced index space that
-	// leaves out the true words: reduced index i is word i + (number of
-	// true words ≤ that word).
-	m := int64(t.cfg.Vocab - len(counts))
-	i := int64(-1)
-	ci, ti := 0, 0
-	single := len(counts) == 1
-	var w0 int64
-	if single {
-		w0 = int64(counts[0].Word)
-	}
-	if want := len(dst) + int(t.q*float64(m)*1.25) + 16; cap(dst) < want {
+	if want := len(dst) + int(t.q*float64(t.cfg.Vocab)*1.25) + 16; cap(dst) < want {
 		dst = append(make([]Entry, 0, want), dst...)
 	}
+	// The other entries, segment by segment between the true words. Each
+	// segment starts a fresh skip process: entries survive independently,
+	// so whether a skip overshot the previous segment says nothing about
+	// the next one.
+	lo, ti := int64(0), 0
+	for _, c := range counts {
+		dst = t.fill(br, lo, int64(c.Word), dst)
+		if ti < len(trues) && trues[ti].Word == c.Word {
+			dst = append(dst, trues[ti])
+			ti++
+		}
+		lo = int64(c.Word) + 1
+	}
+	return t.fill(br, lo, int64(t.cfg.Vocab), dst)
+}
+
+// fill appends the surviving zero-count entries of words [lo, hi).
+//
+// The hot loop reads one 64-bit word per two survivors: for each, a 16-bit
+// chunk for the skip and one for the value, each usually settled by a
+// single lookup. The rare slow cases draw their further bits from fresh
+// words (br is kept empty, so what they read does not depend on the loop's
+// position in a word), and the unused rest of the last word is dropped.
+func (t *ThresholdedLaplace) fill(br *bitReader, lo, hi int64, dst []Entry) []Entry {
+	g := float32(t.cfg.Granularity)
 	skipLut, skipLim := t.skip.top.lut, t.skip.fastLimit()
 	valLut, valLim := t.value.top.lut, t.value.fastLimit()
+	valF := (*[256]float32)(t.valueF)
 	k0 := t.k0
-	buf, n := br.buf, br.n
+	i := lo - 1
+	br.n = 0
 	for {
-		// The hot loop: 32 bits per survivor, a 16-bit chunk for the skip
-		// and one for the value, each usually settled by one lookup.
-		if n < 32 {
-			buf, n = br.r.Uint64(), 64
-		}
-		ps, pv := uint16(buf), uint16(buf>>16)
-		buf >>= 32
-		n -= 32
+		w := br.r.Uint64()
+
 		var s uint64
-		if e := skipLut[ps]; e < skipLim {
+		if e := skipLut[uint16(w)]; e < skipLim {
 			s = uint64(e)
 		} else {
-			br.buf, br.n = buf, n
-			s = t.skip.sampleFrom(br, ps)
-			buf, n = br.buf, br.n
+			s = t.skip.sampleFrom(br, uint16(w))
 		}
-		if s >= uint64(m-i-1) { // the next survivor would lie beyond the vocabulary
+		if s >= uint64(hi-i-1) { // the next survivor would lie beyond the segment
 			break
 		}
 		i += int64(s) + 1
-		var idx int32
-		if single {
-			idx = int32(i)
-			if i >= w0 {
-				idx++
-				if ti == 0 && len(trues) == 1 {
-					dst = append(dst, trues[0])
-					ti = 1
-				}
-			}
+		var val float32
+		if e := valLut[uint16(w>>16)]; e < valLim {
+			val = valF[uint8(e)]
 		} else {
-			for ci < len(counts) && int64(counts[ci].Word) <= i+int64(ci) {
-				ci++
-			}
-			idx = int32(i + int64(ci))
-			for ti < len(trues) && trues[ti].Word < idx {
-				dst = append(dst, trues[ti])
-				ti++
-			}
+			val = float32(k0+int64(t.value.sampleFrom(br, uint16(w>>16)))) * g
 		}
-		var v uint64
-		if e := valLut[pv]; e < valLim {
-			v = uint64(e)
+		dst = append(dst, Entry{Word: int32(i), Value: val})
+
+		if e := skipLut[uint16(w>>32)]; e < skipLim {
+			s = uint64(e)
 		} else {
-			br.buf, br.n = buf, n
-			v = t.value.sampleFrom(br, pv)
-			buf, n = br.buf, br.n
+			s = t.skip.sampleFrom(br, uint16(w>>32))
 		}
-		dst = append(dst, Entry{Word: idx, Value: float32(k0+int64(v)) * g})
+		if s >= uint64(hi-i-1) {
+			break
+		}
+		i += int64(s) + 1
+		if e := valLut[uint16(w>>48)]; e < valLim {
+			val = valF[uint8(e)]
+		} else {
+			val = float32(k0+int64(t.value.sampleFrom(br, uint16(w>>48)))) * g
+		}
+		dst = append(dst, Entry{Word: int32(i), Value: val})
 	}
-	br.buf, br.n = buf, n
-	return append(dst, trues[ti:]...)
+	br.n = 0
+	return dst
 }
 
 // DrawNaive appends to dst[:0] the same vector as DrawCounts, drawn the
