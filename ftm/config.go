@@ -1,0 +1,296 @@
+package ftm
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/fedtopic/fedtopic/lda"
+)
+
+// Models a Config can name.
+const (
+	ModelLDA  = lda.ModelLDA  // FTM: one topic per token
+	ModelSLDA = lda.ModelSLDA // iFTM's SentenceLDA: one topic per sentence
+)
+
+// Defaults of Config, used where a field is zero. doc.go says how each was
+// chosen.
+const (
+	DefaultEpsilon         = 11.0 // the papers' headline setting (FTM-11, iFTM-11)
+	DefaultTau             = 0.2  // the papers' default threshold
+	DefaultK               = 20
+	DefaultAlphaSum        = lda.DefaultAlphaSum // α = DefaultAlphaSum/K_p
+	DefaultBeta            = lda.DefaultBeta
+	DefaultLocalIterations = 30
+	DefaultRounds          = 5
+	DefaultTopL            = 20
+	DefaultXi              = 0.5
+	DefaultMHSteps         = 2
+	DefaultBlockSize       = 1 << 13
+	// DefaultNoiseMemory is the default budget, in bytes, for the compact
+	// encoding of a party's privatized vectors; items beyond it are
+	// regenerated from their seeds on every visit.
+	DefaultNoiseMemory = 1 << 30
+)
+
+// Config holds FTM's parameters; it travels as fed.Setup.Params (JSON) and
+// is the same at the coordinator and every party. The zero value of every
+// field means the default in its comment, so Config{} is complete.
+type Config struct {
+	// Epsilon is ε per word occurrence of the thresholded Laplace mechanism
+	// (Laplace scale 1/ε); default DefaultEpsilon (11).
+	Epsilon float64 `json:"epsilon,omitempty"`
+	// NoNoise turns privatization off (ε = ∞): the sampler reads the true
+	// count vectors and nothing is charged. For baselines and tests only.
+	NoNoise bool `json:"no_noise,omitempty"`
+	// Tau is the threshold τ ≥ 0: noisy entries ≤ τ are set to zero; nil
+	// means DefaultTau (0.2). τ = 0 is valid and keeps half of the
+	// vocabulary in every vector (slow).
+	Tau *float64 `json:"tau,omitempty"`
+	// Topics gives K_p: one value for every party, or one per party in
+	// party order; default [DefaultK].
+	Topics []int `json:"topics,omitempty"`
+	// Alpha is the symmetric document-topic prior per topic; default
+	// DefaultAlphaSum/K_p.
+	Alpha float64 `json:"alpha,omitempty"`
+	// Beta is the symmetric topic-word prior of the Dirichlet draw of Φ
+	// (Eq. 7); default DefaultBeta (0.01).
+	Beta float64 `json:"beta,omitempty"`
+	// LocalIterations is the number of sweeps a party runs per round;
+	// default DefaultLocalIterations.
+	LocalIterations int `json:"local_iterations,omitempty"`
+	// Rounds is the number of global rounds; default DefaultRounds (5, the
+	// papers' setting for three parties).
+	Rounds int `json:"rounds,omitempty"`
+	// TopL is L, the number of top words a topic keeps for the similarity
+	// ρ; default DefaultTopL.
+	TopL int `json:"top_l,omitempty"`
+	// Xi is ξ ∈ (0, 1]: topics with ρ ≥ ξ are redundant (merged, or
+	// substituted into a party's model); default DefaultXi.
+	Xi float64 `json:"xi,omitempty"`
+	// Model is ModelLDA (default, FTM) or ModelSLDA (iFTM's SentenceLDA,
+	// which needs sentence boundaries in every party's corpus).
+	Model string `json:"model,omitempty"`
+	// MHSteps is the number of Metropolis–Hastings steps per item and
+	// sweep, each a word proposal followed by a document proposal;
+	// default DefaultMHSteps.
+	MHSteps int `json:"mh_steps,omitempty"`
+	// Debias subtracts the expected noise mass of the privatized vectors
+	// from the topic-word counts before the Dirichlet draw and before the
+	// local model is sent (ALGORITHMS.md §1, optional post-processing).
+	Debias bool `json:"debias,omitempty"`
+	// CarryGlobal makes the coordinator integrate the previous round's
+	// global model together with the new local models (the papers'
+	// Algorithm 2 input M) instead of building M* afresh each round.
+	CarryGlobal bool `json:"carry_global,omitempty"`
+	// MaxDocTokens, if positive, truncates longer documents (for
+	// SentenceLDA: to whole sentences, at least one) before
+	// privatization, which bounds the document-level privacy cost at
+	// MaxDocTokens·ε.
+	MaxDocTokens int `json:"max_doc_tokens,omitempty"`
+	// SecureNoise draws the privatization noise from keys read from
+	// crypto/rand instead of from the seed: required for real
+	// deployments, where noise derived from a recorded seed protects
+	// nothing. Runs are then not reproducible.
+	SecureNoise bool `json:"secure_noise,omitempty"`
+	// NoiseMemory bounds the bytes a party spends on the compact encoding
+	// of its privatized vectors (about 2·q·V bytes per item); items beyond
+	// it are regenerated from their seeds on every visit, which is slower
+	// but gives the same results. 0 means DefaultNoiseMemory; negative
+	// means keep nothing.
+	NoiseMemory int64 `json:"noise_memory,omitempty"`
+	// BlockSize is the number of items after which a block of whole
+	// documents is closed; each block draws from its own random stream.
+	// Changing it changes the result; default DefaultBlockSize.
+	BlockSize int `json:"block_size,omitempty"`
+	// Workers is the number of goroutines a party samples with; it never
+	// changes the result. Default GOMAXPROCS.
+	Workers int `json:"workers,omitempty"`
+}
+
+// ParseConfig decodes a Config from fed.Setup.Params (JSON; empty means
+// all defaults), rejecting unknown fields, and validates it.
+func ParseConfig(params []byte) (Config, error) {
+	var c Config
+	if len(strings.TrimSpace(string(params))) > 0 {
+		dec := json.NewDecoder(strings.NewReader(string(params)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&c); err != nil {
+			return Config{}, fmt.Errorf("ftm: params: %w", err)
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// Validate reports every problem with c, joined with errors.Join.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("ftm: "+format, args...)) }
+	if math.IsNaN(c.Epsilon) || math.IsInf(c.Epsilon, 0) || c.Epsilon < 0 {
+		bad("epsilon = %v, want a finite number > 0 (no_noise for ε = ∞)", c.Epsilon)
+	}
+	if c.Tau != nil && (math.IsNaN(*c.Tau) || math.IsInf(*c.Tau, 0) || *c.Tau < 0) {
+		bad("tau = %v, want a finite number ≥ 0", *c.Tau)
+	}
+	for i, k := range c.Topics {
+		if k < 1 || k > lda.MaxK {
+			bad("topics[%d] = %d, want 1..%d", i, k, lda.MaxK)
+		}
+	}
+	if math.IsNaN(c.Alpha) || math.IsInf(c.Alpha, 0) || c.Alpha < 0 {
+		bad("alpha = %v, want a finite number > 0", c.Alpha)
+	}
+	if math.IsNaN(c.Beta) || math.IsInf(c.Beta, 0) || c.Beta < 0 {
+		bad("beta = %v, want a finite number > 0", c.Beta)
+	}
+	if c.LocalIterations < 0 {
+		bad("local_iterations = %d, want ≥ 1", c.LocalIterations)
+	}
+	if c.Rounds < 0 {
+		bad("rounds = %d, want ≥ 1", c.Rounds)
+	}
+	if c.TopL < 0 {
+		bad("top_l = %d, want ≥ 1", c.TopL)
+	}
+	if math.IsNaN(c.Xi) || c.Xi < 0 || c.Xi > 1 {
+		bad("xi = %v, want a number in (0, 1]", c.Xi)
+	}
+	switch c.Model {
+	case "", ModelLDA, ModelSLDA:
+	default:
+		bad("model = %q, want %q or %q", c.Model, ModelLDA, ModelSLDA)
+	}
+	if c.MHSteps < 0 {
+		bad("mh_steps = %d, want ≥ 1", c.MHSteps)
+	}
+	if c.MaxDocTokens < 0 {
+		bad("max_doc_tokens = %d, want ≥ 0 (0 = no limit)", c.MaxDocTokens)
+	}
+	if c.BlockSize < 0 {
+		bad("block_size = %d, want ≥ 1", c.BlockSize)
+	}
+	if c.Workers < 0 {
+		bad("workers = %d, want ≥ 1", c.Workers)
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults returns c with every zero field set to its default. Topics
+// and Alpha stay as given: they depend on the party (see topicsFor and
+// alphaFor).
+func (c Config) withDefaults() Config {
+	if c.Epsilon == 0 {
+		c.Epsilon = DefaultEpsilon
+	}
+	if c.Tau == nil {
+		t := DefaultTau
+		c.Tau = &t
+	}
+	if c.Beta == 0 {
+		c.Beta = DefaultBeta
+	}
+	if c.LocalIterations == 0 {
+		c.LocalIterations = DefaultLocalIterations
+	}
+	if c.Rounds == 0 {
+		c.Rounds = DefaultRounds
+	}
+	if c.TopL == 0 {
+		c.TopL = DefaultTopL
+	}
+	if c.Xi == 0 {
+		c.Xi = DefaultXi
+	}
+	if c.Model == "" {
+		c.Model = ModelLDA
+	}
+	if c.MHSteps == 0 {
+		c.MHSteps = DefaultMHSteps
+	}
+	if c.NoiseMemory == 0 {
+		c.NoiseMemory = DefaultNoiseMemory
+	}
+	if c.BlockSize == 0 {
+		c.BlockSize = DefaultBlockSize
+	}
+	if c.Workers == 0 {
+		c.Workers = runtime.GOMAXPROCS(0)
+	}
+	return c
+}
+
+// topicsFor returns K_p for each of parties parties.
+func (c Config) topicsFor(parties int) ([]int, error) {
+	switch len(c.Topics) {
+	case 0:
+		ks := make([]int, parties)
+		for i := range ks {
+			ks[i] = DefaultK
+		}
+		return ks, nil
+	case 1:
+		ks := make([]int, parties)
+		for i := range ks {
+			ks[i] = c.Topics[0]
+		}
+		return ks, nil
+	case parties:
+		return append([]int(nil), c.Topics...), nil
+	}
+	return nil, fmt.Errorf("ftm: topics lists %d values for %d parties, want 1 or %d", len(c.Topics), parties, parties)
+}
+
+// alphaFor returns α for a party with k topics.
+func (c Config) alphaFor(k int) float64 {
+	if c.Alpha > 0 {
+		return c.Alpha
+	}
+	return DefaultAlphaSum / float64(k)
+}
+
+// params returns the configuration as provenance strings.
+func (c Config) params() map[string]string {
+	c = c.withDefaults()
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	ks := make([]string, len(c.Topics))
+	for i, k := range c.Topics {
+		ks[i] = strconv.Itoa(k)
+	}
+	p := map[string]string{
+		"epsilon":          f(c.Epsilon),
+		"tau":              f(*c.Tau),
+		"topics":           strings.Join(ks, ","),
+		"beta":             f(c.Beta),
+		"local_iterations": strconv.Itoa(c.LocalIterations),
+		"rounds":           strconv.Itoa(c.Rounds),
+		"top_l":            strconv.Itoa(c.TopL),
+		"xi":               f(c.Xi),
+		"model":            c.Model,
+		"mh_steps":         strconv.Itoa(c.MHSteps),
+		"block_size":       strconv.Itoa(c.BlockSize),
+	}
+	if c.Alpha > 0 {
+		p["alpha"] = f(c.Alpha)
+	}
+	if c.NoNoise {
+		p["no_noise"] = "true"
+	}
+	if c.Debias {
+		p["debias"] = "true"
+	}
+	if c.CarryGlobal {
+		p["carry_global"] = "true"
+	}
+	if c.MaxDocTokens > 0 {
+		p["max_doc_tokens"] = strconv.Itoa(c.MaxDocTokens)
+	}
+	return p
+}

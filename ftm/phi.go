@@ -1,0 +1,284 @@
+package ftm
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/fedtopic/fedtopic/internal/rng"
+)
+
+// phiBlock is the number of words per block of the Dirichlet draw of Φ;
+// each block draws from its own stream.
+const phiBlock = 256
+
+// aliasEntry is one slot of a Walker alias table: a draw that lands on slot
+// j keeps j when a 32-bit coin is below thresh and takes alias otherwise.
+type aliasEntry struct {
+	thresh uint32
+	alias  uint32
+}
+
+// phi is the topic-word matrix Φ of one sweep in the forms the sampler
+// reads: log φ row-major in float32 for the item likelihoods, and for every
+// proposal word w its column's word proposal q_w(k) = φ_kw/Σ_j φ_jw as
+// probabilities and as a Walker alias table. It is read-only during a
+// sweep.
+type phi struct {
+	k, v   int
+	logRow []float32 // log φ_kw at k*v+w; −Inf where φ_kw = 0
+
+	slot  []int32      // slot[w] indexes the tables of proposal word w, or −1
+	words []int32      // proposal words in slot order
+	q     []float32    // q_w(k) at slot*k + k
+	tab   []aliasEntry // alias table of slot s at s*k .. (s+1)*k
+	lemK  uint32       // Lemire rejection bound for k
+
+	// Scratch of the Dirichlet draw: per word block and topic, the largest
+	// log variate and the sum of exp(log variate − largest).
+	blockMax, blockSum []float64
+}
+
+// newPhi allocates Φ for k topics over v words with alias tables for the
+// given proposal words (each at most once, any order).
+func newPhi(k, v int, proposal []int32) *phi {
+	p := &phi{k: k, v: v, logRow: make([]float32, k*v), slot: make([]int32, v), lemK: lemireBound(k)}
+	for w := range p.slot {
+		p.slot[w] = -1
+	}
+	for _, w := range proposal {
+		if p.slot[w] < 0 {
+			p.slot[w] = int32(len(p.words))
+			p.words = append(p.words, w)
+		}
+	}
+	p.q = make([]float32, len(p.words)*k)
+	p.tab = make([]aliasEntry, len(p.words)*k)
+	nb := (v + phiBlock - 1) / phiBlock
+	p.blockMax = make([]float64, nb*k)
+	p.blockSum = make([]float64, nb*k)
+	return p
+}
+
+// proposalProb returns q_w(t) for a proposal word w.
+func (p *phi) proposalProb(w int32, t int) float64 {
+	return float64(p.q[int(p.slot[w])*p.k+t])
+}
+
+// mixture returns Σ_{w ∈ words} q_w(t), proportional to the probability
+// that the mixture word proposal of an item with these proposal words
+// draws t.
+func (p *phi) mixture(words []int32, t int) float64 {
+	if len(words) == 1 {
+		return p.proposalProb(words[0], t)
+	}
+	var s float64
+	for _, w := range words {
+		s += p.proposalProb(w, t)
+	}
+	return s
+}
+
+// draw samples φ_k ~ Dirichlet(C_k· + β) for every topic, with C_kw =
+// max(0, unit·c[k*v+w] − sub[k]) (sub is nil without debiasing), by
+// normalizing independent gamma variates in log space; then it rebuilds the
+// proposal tables. Word block b draws from rng.Derive(seed, labels...,
+// "phi", b) in the order word, then topic, and partial results merge in
+// block order, so the draw does not depend on the number of workers.
+func (p *phi) draw(ctx context.Context, workers int, c []int64, unit float64, sub []float64, beta float64, seed uint64, labels []any) error {
+	k, v := p.k, p.v
+	nb := (v + phiBlock - 1) / phiBlock
+	err := parallel(ctx, workers, nb, func(_, b int) {
+		r := rng.Derive(seed, append(append([]any(nil), labels...), "phi", b)...)
+		w0, w1 := b*phiBlock, min(v, (b+1)*phiBlock)
+		mx := p.blockMax[b*k : (b+1)*k]
+		sm := p.blockSum[b*k : (b+1)*k]
+		for t := range mx {
+			mx[t] = math.Inf(-1)
+			sm[t] = 0
+		}
+		for w := w0; w < w1; w++ {
+			for t := 0; t < k; t++ {
+				a := unit * float64(c[t*v+w])
+				if sub != nil {
+					a = math.Max(0, a-sub[t])
+				}
+				lg := logGamma(r, a+beta)
+				p.logRow[t*v+w] = float32(lg)
+				// Running log-sum-exp of the block's variates per topic.
+				if lg > mx[t] {
+					sm[t] = sm[t]*math.Exp(mx[t]-lg) + 1
+					mx[t] = lg
+				} else {
+					sm[t] += math.Exp(lg - mx[t])
+				}
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	logZ := make([]float64, k)
+	for t := 0; t < k; t++ {
+		m := math.Inf(-1)
+		for b := 0; b < nb; b++ {
+			m = math.Max(m, p.blockMax[b*k+t])
+		}
+		var s float64
+		for b := 0; b < nb; b++ {
+			s += p.blockSum[b*k+t] * math.Exp(p.blockMax[b*k+t]-m)
+		}
+		logZ[t] = m + math.Log(s)
+		if math.IsNaN(logZ[t]) || math.IsInf(logZ[t], 0) {
+			return fmt.Errorf("ftm: Dirichlet draw of topic %d has log-sum %v", t, logZ[t])
+		}
+	}
+	return parallel(ctx, workers, nb, func(_, b int) {
+		w0, w1 := b*phiBlock, min(v, (b+1)*phiBlock)
+		for t := 0; t < k; t++ {
+			row := p.logRow[t*v+w0 : t*v+w1]
+			z := logZ[t]
+			for w, x := range row {
+				row[w] = float32(float64(x) - z)
+			}
+		}
+		p.buildTables(w0, w1)
+	})
+}
+
+// set replaces Φ by rows (k×v row-major, each row a distribution) and
+// rebuilds the tables.
+func (p *phi) set(ctx context.Context, workers int, rows []float64) error {
+	k, v := p.k, p.v
+	if len(rows) != k*v {
+		return fmt.Errorf("ftm: model of %d entries, want %d×%d", len(rows), k, v)
+	}
+	nb := (v + phiBlock - 1) / phiBlock
+	return parallel(ctx, workers, nb, func(_, b int) {
+		w0, w1 := b*phiBlock, min(v, (b+1)*phiBlock)
+		for t := 0; t < k; t++ {
+			for w := w0; w < w1; w++ {
+				p.logRow[t*v+w] = float32(math.Log(rows[t*v+w]))
+			}
+		}
+		p.buildTables(w0, w1)
+	})
+}
+
+// buildTables builds the word proposals of the proposal words in [w0, w1)
+// from logRow: q_w(k) ∝ φ_kw, computed relative to the column's largest
+// entry so that no column underflows; a column of zeros proposes uniformly.
+func (p *phi) buildTables(w0, w1 int) {
+	k, v := p.k, p.v
+	col := make([]float64, k)
+	var b aliasBuilder
+	for w := w0; w < w1; w++ {
+		s := p.slot[w]
+		if s < 0 {
+			continue
+		}
+		m := math.Inf(-1)
+		for t := 0; t < k; t++ {
+			m = math.Max(m, float64(p.logRow[t*v+w]))
+		}
+		var z float64
+		for t := 0; t < k; t++ {
+			x := 1.0
+			if !math.IsInf(m, -1) {
+				x = math.Exp(float64(p.logRow[t*v+w]) - m)
+			}
+			col[t] = x
+			z += x
+		}
+		q := p.q[int(s)*k : int(s+1)*k]
+		for t, x := range col {
+			col[t] = x / z
+			q[t] = float32(col[t])
+		}
+		b.build(p.tab[int(s)*k:int(s+1)*k], col)
+	}
+}
+
+// drawProposal draws a topic from the word proposal of proposal word w
+// with the 64-bit words of src: the high half picks a slot uniformly
+// (Lemire's method, rejecting below lemK), the low half is the coin.
+func (p *phi) drawProposal(src *rand.ChaCha8, w int32) int {
+	k := p.k
+	tab := p.tab[int(p.slot[w])*k : int(p.slot[w]+1)*k]
+	for {
+		x := src.Uint64()
+		m := (x >> 32) * uint64(k)
+		if uint32(m) < p.lemK {
+			continue
+		}
+		e := tab[m>>32]
+		if uint32(x) < e.thresh {
+			return int(m >> 32)
+		}
+		return int(e.alias)
+	}
+}
+
+// lemireBound returns (2³² − n) mod n, the bound below which Lemire's
+// multiply-shift method rejects a 32-bit draw to stay uniform over [0, n).
+func lemireBound(n int) uint32 { return uint32(-uint32(n)) % uint32(n) }
+
+// aliasBuilder holds the work lists of Vose's construction.
+type aliasBuilder struct {
+	scaled       []float64
+	small, large []int32
+}
+
+// build fills tab with the alias table of the probabilities p (summing to
+// 1): slot j keeps j with probability thresh/2³² and takes its alias
+// otherwise, so every outcome's probability is realised to 2⁻³² per slot.
+func (b *aliasBuilder) build(tab []aliasEntry, p []float64) {
+	n := len(p)
+	if cap(b.scaled) < n {
+		b.scaled = make([]float64, n)
+		b.small = make([]int32, 0, n)
+		b.large = make([]int32, 0, n)
+	}
+	sc := b.scaled[:n]
+	small, large := b.small[:0], b.large[:0]
+	for i, x := range p {
+		sc[i] = x * float64(n)
+		if sc[i] < 1 {
+			small = append(small, int32(i))
+		} else {
+			large = append(large, int32(i))
+		}
+	}
+	for len(small) > 0 && len(large) > 0 {
+		s := small[len(small)-1]
+		small = small[:len(small)-1]
+		l := large[len(large)-1]
+		tab[s] = aliasEntry{thresh: threshold(sc[s]), alias: uint32(l)}
+		sc[l] -= 1 - sc[s]
+		if sc[l] < 1 {
+			large = large[:len(large)-1]
+			small = append(small, l)
+		}
+	}
+	// What is left has probability 1 up to rounding: keep the slot itself.
+	for _, i := range large {
+		tab[i] = aliasEntry{thresh: math.MaxUint32, alias: uint32(i)}
+	}
+	for _, i := range small {
+		tab[i] = aliasEntry{thresh: math.MaxUint32, alias: uint32(i)}
+	}
+	b.small, b.large = small, large
+}
+
+// threshold converts a slot probability in [0, 1] to a 32-bit coin bound.
+func threshold(p float64) uint32 {
+	t := math.Round(p * (1 << 32))
+	if t >= math.MaxUint32 {
+		return math.MaxUint32
+	}
+	if t <= 0 {
+		return 0
+	}
+	return uint32(t)
+}

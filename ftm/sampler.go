@@ -1,0 +1,461 @@
+package ftm
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+
+	"github.com/fedtopic/fedtopic/internal/rng"
+)
+
+// chain is the private Metropolis–Hastings sampler of one party
+// (ALGORITHMS.md §1; FTM Algorithm 1, iFTM Algorithm 2): partially
+// collapsed, θ integrated out and Φ explicit. Item i (a token, or a
+// sentence for SentenceLDA) of document d has the target
+//
+//	π(z_i = k) ∝ (C_dk^(−i) + α) · exp(Σ_w n̂_iw · log φ_kw),
+//
+// where n̂_i is the item's privatized vector. Each of the MH steps of a
+// sweep makes two proposals:
+//
+//   - the word proposal: a word w drawn uniformly from the item's proposal
+//     words (derived from n̂_i; see store.appendProposal), then a topic
+//     from q_w(t) = φ_tw/Σ_j φ_jw by an alias table; with the mixture
+//     q(t) = (1/m)·Σ_w q_w(t) it is independent of the current topic s, so
+//     the acceptance is min(1, π(t)q(s)/(π(s)q(t)));
+//   - the document proposal: with probability n/(n + Kα) the topic of a
+//     uniformly chosen item of the document (item i included, at s), else a
+//     uniform topic, so q(t | s) ∝ C_dt^(−i) + [t = s] + α and for t ≠ s the
+//     acceptance is min(1, exp(ℓ_i(t) − ℓ_i(s))), ℓ_i(k) = Σ_w n̂_iw log φ_kw.
+//
+// Both leave π invariant (TestChainStationary checks the chain against
+// exact enumeration). All proposals of an item's sweep are drawn first —
+// none depends on the current topic except through the document proposal's
+// "item i itself", which is a move to the current topic and so no move — and
+// ℓ_i is evaluated for the distinct proposed topics in a single pass over
+// n̂_i, which is read once per sweep; the same pass order gives the same
+// value of ℓ_i(k) however many topics are evaluated with it.
+//
+// After a sweep the topic-word statistic C_kw = Σ_{i: z_i = k} n̂_iw has
+// been summed in integer grid steps, per worker, so the merge is exact
+// and does not depend on which worker sampled which block. The next
+// iteration draws φ_k ~ Dirichlet(C_k· + β) (Eq. 7).
+type chain struct {
+	k, v    int
+	alpha   float64
+	beta    float64
+	steps   int
+	workers int
+	seed    uint64
+	labels  []any // stream labels of this chain ("ftm", "party", p)
+	st      *store
+	z       []uint16
+	phi     *phi
+	c       []int64   // C_kw in grid steps at k*v+w, from the last sweep
+	nk      []int64   // items per topic in the last sweep
+	sub     []float64 // debiasing: expected noise mass per word of topic k; nil when off
+	debias  float64   // expected noise mass per word and item (0: off)
+	sw      []*sweeper
+}
+
+// sweeper is the scratch space of one goroutine of a sweep.
+type sweeper struct {
+	src  *rand.ChaCha8
+	rd   *reader
+	cnt  []int32   // C_d· of the document being sampled
+	c    []int64   // this worker's part of C_kw
+	nk   []int64   // this worker's part of the items per topic
+	prop []int     // proposals of the current item: word, document per step
+	cand []int     // distinct proposed topics, the current one first
+	ll   []float64 // ℓ_i of each candidate
+}
+
+// newChain returns a chain over the items of st with k topics; debias is
+// the expected noise mass per word and item to subtract (0: none).
+func newChain(st *store, k int, alpha, beta float64, steps, workers int, seed uint64, labels []any, debias float64) *chain {
+	ch := &chain{
+		k: k, v: st.v, alpha: alpha, beta: beta, steps: steps, workers: workers,
+		seed: seed, labels: labels, st: st, debias: debias,
+		z:   make([]uint16, st.numItems()),
+		phi: newPhi(k, st.v, st.prop),
+		c:   make([]int64, k*st.v),
+		nk:  make([]int64, k),
+	}
+	for range workers {
+		ch.sw = append(ch.sw, &sweeper{
+			src: rand.NewChaCha8([32]byte{}), rd: st.newReader(),
+			cnt: make([]int32, k), c: make([]int64, k*st.v), nk: make([]int64, k),
+			prop: make([]int, 2*steps), cand: make([]int, 0, 2*steps+1), ll: make([]float64, 2*steps+1),
+		})
+	}
+	return ch
+}
+
+// key returns the stream key of one unit of work.
+func (ch *chain) key(labels ...any) [32]byte {
+	return rng.Key(ch.seed, append(append([]any(nil), ch.labels...), labels...)...)
+}
+
+// initUniform gives every item a uniform topic (block b of round r draws
+// from the stream (labels, "round", r, "init", b)) and counts.
+func (ch *chain) initUniform(ctx context.Context, round int) error {
+	k := uint64(ch.k)
+	blocks := ch.st.blocks
+	err := parallel(ctx, ch.workers, len(blocks)-1, func(w, b int) {
+		src := ch.sw[w].src
+		src.Seed(ch.key("round", round, "init", b))
+		r := rand.New(src)
+		for i := ch.st.docStart[blocks[b]]; i < ch.st.docStart[blocks[b+1]]; i++ {
+			ch.z[i] = uint16(r.Uint64N(k))
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return ch.sweep(ctx, round, 0, false)
+}
+
+// reinit draws every item's topic from the word proposal of the current Φ
+// alone (a proposal word chosen uniformly, then its column), as FTM does
+// after the coordinator sends a composed local model. Block b of round r
+// draws from (labels, "round", r, "reinit", b). It does not count: the next
+// sweep does.
+func (ch *chain) reinit(ctx context.Context, round int) error {
+	blocks := ch.st.blocks
+	return parallel(ctx, ch.workers, len(blocks)-1, func(w, b int) {
+		src := ch.sw[w].src
+		src.Seed(ch.key("round", round, "reinit", b))
+		for i := ch.st.docStart[blocks[b]]; i < ch.st.docStart[blocks[b+1]]; i++ {
+			pw := ch.st.proposal(i)
+			wd := pw[0]
+			if len(pw) > 1 {
+				wd = pw[uniformN(src, len(pw))]
+			}
+			ch.z[i] = uint16(ch.phi.drawProposal(src, wd))
+		}
+	})
+}
+
+// drawPhi draws Φ from the counts of the last sweep (debiased when asked).
+func (ch *chain) drawPhi(ctx context.Context, round, iter int) error {
+	return ch.phi.draw(ctx, ch.workers, ch.c, ch.st.unit, ch.subtrahend(), ch.beta, ch.seed,
+		append(append([]any(nil), ch.labels...), "round", round, "iter", iter))
+}
+
+// subtrahend returns the debiasing amounts per topic, nk·debias, or nil.
+func (ch *chain) subtrahend() []float64 {
+	if ch.debias == 0 {
+		return nil
+	}
+	if ch.sub == nil {
+		ch.sub = make([]float64, ch.k)
+	}
+	for t, n := range ch.nk {
+		ch.sub[t] = float64(n) * ch.debias
+	}
+	return ch.sub
+}
+
+// sweep samples every item once with the current Φ (sample false: only
+// counts the current topics) and leaves C and the items per topic in ch.c
+// and ch.nk. Block b of round r, iteration it draws from the stream
+// (labels, "round", r, "sweep", it, b).
+func (ch *chain) sweep(ctx context.Context, round, iter int, sample bool) error {
+	for _, sw := range ch.sw {
+		clear(sw.c)
+		clear(sw.nk)
+	}
+	blocks := ch.st.blocks
+	err := parallel(ctx, ch.workers, len(blocks)-1, func(w, b int) {
+		var key [32]byte
+		if sample {
+			key = ch.key("round", round, "sweep", iter, b)
+		}
+		ch.sweepBlock(ch.sw[w], b, key, sample)
+	})
+	if err != nil {
+		return err
+	}
+	// Merge the workers' counts (integers: exact in any order), topics in
+	// parallel.
+	k, v := ch.k, ch.v
+	_ = parallel(context.Background(), ch.workers, k, func(_, t int) {
+		row := ch.c[t*v : (t+1)*v]
+		copy(row, ch.sw[0].c[t*v:(t+1)*v])
+		for _, sw := range ch.sw[1:] {
+			for w, x := range sw.c[t*v : (t+1)*v] {
+				row[w] += x
+			}
+		}
+	})
+	for t := range ch.nk {
+		var n int64
+		for _, sw := range ch.sw {
+			n += sw.nk[t]
+		}
+		ch.nk[t] = n
+	}
+	return nil
+}
+
+// sweepBlock samples (or only counts) the items of block b.
+func (ch *chain) sweepBlock(sw *sweeper, b int, key [32]byte, sample bool) {
+	st := ch.st
+	rd := sw.rd
+	rd.openBlock(b)
+	sw.src.Seed(key)
+	v := ch.v
+	cnt := sw.cnt
+	kAlpha := float64(ch.k) * ch.alpha
+	for d := st.blocks[b]; d < st.blocks[b+1]; d++ {
+		rd.openDoc(d)
+		s, e := st.docStart[d], st.docStart[d+1]
+		zd := ch.z[s:e]
+		for _, t := range zd {
+			cnt[t]++
+		}
+		n := float64(len(zd))
+		for j := range zd {
+			es := rd.next(s + j)
+			cur := int(zd[j])
+			if sample {
+				cnt[cur]--
+				cur = ch.sampleItem(sw, es, st.proposal(s+j), zd, j, cur, n, n+kAlpha)
+				zd[j] = uint16(cur)
+				cnt[cur]++
+			}
+			row := sw.c[cur*v : (cur+1)*v]
+			for _, e := range es {
+				row[e.w] += int64(e.s)
+			}
+			sw.nk[cur]++
+		}
+		for _, t := range zd {
+			cnt[t] = 0
+		}
+	}
+}
+
+// sampleItem runs the MH steps of item j of a document (topics zd, n items,
+// n + Kα total proposal mass) whose entries are es, from topic cur, with
+// the document's counts excluding the item in sw.cnt; it returns the new
+// topic.
+func (ch *chain) sampleItem(sw *sweeper, es []entry, pw []int32, zd []uint16, j, cur int, n, total float64) int {
+	src := sw.src
+	p := ch.phi
+	k, alpha := ch.k, ch.alpha
+	prop := sw.prop
+	cand := append(sw.cand[:0], cur)
+	addCand := func(t int) {
+		for _, c := range cand {
+			if c == t {
+				return
+			}
+		}
+		cand = append(cand, t)
+	}
+	for s := 0; s < ch.steps; s++ {
+		w := pw[0]
+		if len(pw) > 1 {
+			w = pw[uniformN(src, len(pw))]
+		}
+		tw := p.drawProposal(src, w)
+		addCand(tw)
+		td := -1 // the item itself: a move to the current topic
+		if u := unit(src.Uint64()) * total; u < n {
+			if q := int(u); q != j {
+				td = int(zd[q])
+			}
+		} else {
+			td = min(int((u-n)/alpha), k-1)
+		}
+		if td >= 0 {
+			addCand(td)
+		}
+		prop[2*s], prop[2*s+1] = tw, td
+	}
+	sw.cand = cand
+	if len(cand) == 1 {
+		return cur
+	}
+	ll := sw.ll[:len(cand)]
+	ch.logLiks(es, cand, ll)
+	llOf := func(t int) float64 {
+		for i, c := range cand {
+			if c == t {
+				return ll[i]
+			}
+		}
+		panic("ftm: topic without a likelihood")
+	}
+	cnt := sw.cnt
+	llCur := ll[0]
+	for s := 0; s < ch.steps; s++ {
+		if t := prop[2*s]; t != cur {
+			llT := llOf(t)
+			r := (float64(cnt[t]) + alpha) / (float64(cnt[cur]) + alpha) *
+				p.mixture(pw, cur) / p.mixture(pw, t)
+			if accept(src, r, llT, llCur) {
+				cur, llCur = t, llT
+			}
+		}
+		if t := prop[2*s+1]; t >= 0 && t != cur {
+			llT := llOf(t)
+			if accept(src, 1, llT, llCur) {
+				cur, llCur = t, llT
+			}
+		}
+	}
+	return cur
+}
+
+// accept decides a Metropolis–Hastings move whose acceptance ratio is
+// r·exp(llT − llCur). A move out of a state of probability zero (llCur =
+// −Inf) is taken whenever the new state has positive probability.
+func accept(src *rand.ChaCha8, r, llT, llCur float64) bool {
+	if math.IsInf(llCur, -1) {
+		return !math.IsInf(llT, -1)
+	}
+	r *= math.Exp(llT - llCur)
+	return r >= 1 || unit(src.Uint64()) < r
+}
+
+// logLiks sets ll[c] = ℓ(cand[c]) = Σ_e n̂_e · log φ_{cand[c], w_e} for the
+// entries es, in one pass; each sum runs in entry order, so a topic's value
+// does not depend on the other candidates.
+func (ch *chain) logLiks(es []entry, cand []int, ll []float64) {
+	v := ch.v
+	lr := ch.phi.logRow
+	row := func(t int) []float32 { return lr[t*v : (t+1)*v] }
+	switch len(cand) {
+	case 2:
+		r0, r1 := row(cand[0]), row(cand[1])
+		var a0, a1 float64
+		for _, e := range es {
+			s := float64(e.s)
+			a0 += s * float64(r0[e.w])
+			a1 += s * float64(r1[e.w])
+		}
+		ll[0], ll[1] = a0, a1
+	case 3:
+		r0, r1, r2 := row(cand[0]), row(cand[1]), row(cand[2])
+		var a0, a1, a2 float64
+		for _, e := range es {
+			s := float64(e.s)
+			a0 += s * float64(r0[e.w])
+			a1 += s * float64(r1[e.w])
+			a2 += s * float64(r2[e.w])
+		}
+		ll[0], ll[1], ll[2] = a0, a1, a2
+	default:
+		for c, t := range cand {
+			r := row(t)
+			var a float64
+			for _, e := range es {
+				a += float64(e.s) * float64(r[e.w])
+			}
+			ll[c] = a
+		}
+	}
+	u := ch.st.unit
+	for c := range ll {
+		ll[c] *= u
+	}
+}
+
+// rows returns the local model M̂_p: row k is C_k· (debiased when asked)
+// plus β, divided by its sum — the topic-normalized counts, smoothed like
+// the posterior mean of φ_k so that no word has probability zero (β is
+// negligible against the noise mass of privatized counts).
+func (ch *chain) rows() []float64 {
+	k, v := ch.k, ch.v
+	out := make([]float64, k*v)
+	sub := ch.subtrahend()
+	for t := 0; t < k; t++ {
+		row := out[t*v : (t+1)*v]
+		var s float64
+		for w, x := range ch.c[t*v : (t+1)*v] {
+			y := ch.st.unit * float64(x)
+			if sub != nil {
+				y = math.Max(0, y-sub[t])
+			}
+			row[w] = y + ch.beta
+			s += row[w]
+		}
+		for w := range row {
+			row[w] /= s
+		}
+	}
+	return out
+}
+
+// unit maps a 64-bit word to a uniform float64 in [0, 1) on a 2⁻⁵³ grid.
+func unit(x uint64) float64 { return float64(x>>11) * 0x1p-53 }
+
+// uniformN returns a uniform integer in [0, n) for 0 < n < 2³² by Lemire's
+// multiply-shift method with rejection.
+func uniformN(src *rand.ChaCha8, n int) int {
+	bound := lemireBound(n)
+	for {
+		m := (src.Uint64() >> 32) * uint64(n)
+		if uint32(m) >= bound {
+			return int(m >> 32)
+		}
+	}
+}
+
+// makeBlocks cuts the documents into blocks of whole documents holding at
+// least size items each (the last may hold fewer); an empty corpus is one
+// empty block.
+func makeBlocks(docStart []int, size int) []int {
+	blocks := []int{0}
+	d := len(docStart) - 1
+	for i := 1; i <= d; i++ {
+		if docStart[i]-docStart[blocks[len(blocks)-1]] >= size || i == d {
+			blocks = append(blocks, i)
+		}
+	}
+	if d == 0 {
+		blocks = append(blocks, 0)
+	}
+	return blocks
+}
+
+// parallel runs f(worker, block) for every block in [0, n) on up to
+// workers goroutines that take blocks in order from a shared counter,
+// checking ctx before each block; it returns ctx.Err() when it stopped
+// early. f gets the worker index only to pick scratch space, so results
+// must not depend on it.
+func parallel(ctx context.Context, workers, n int, f func(worker, block int)) error {
+	workers = max(1, min(workers, n))
+	if workers == 1 {
+		for b := 0; b < n; b++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			f(0, b)
+		}
+		return nil
+	}
+	var next, done atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				b := int(next.Add(1) - 1)
+				if b >= n {
+					return
+				}
+				f(w, b)
+				done.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if int(done.Load()) == n {
+		return nil
+	}
+	return ctx.Err()
+}
