@@ -433,8 +433,15 @@ func convergenceSection(runs []*run) (section, error) {
 	return s, nil
 }
 
+// blackStyle is the style index of black in the palette: the pooled-data
+// baseline, a reference for every party.
+const blackStyle = 6
+
 // baselineRefs returns the baselines of the runs that recorded metric key
-// as reference lines, without duplicates; style counts on from *style.
+// as reference lines, without duplicates. With one run, a party's
+// baseline takes the colour of the party's lines (style 1 + its index)
+// and the pooled baseline is black; with several, styles count on from
+// *style.
 func baselineRefs(runs []*run, key string, style *int) []refLine {
 	var refs []refLine
 	for _, r := range runs {
@@ -450,8 +457,18 @@ func baselineRefs(runs []*run, key string, style *int) []refLine {
 			if slices.ContainsFunc(refs, func(x refLine) bool { return x.y == v && strings.HasPrefix(x.name, baselineName(bl)) }) {
 				continue
 			}
-			refs = append(refs, refLine{name: name, y: v, style: *style})
-			*style++
+			st := *style
+			switch i := r.partyIndex(bl.Party); {
+			case len(runs) > 1:
+				*style++
+			case bl.Kind == "pooled":
+				st = blackStyle
+			case i >= 0:
+				st = 1 + i
+			default:
+				*style++
+			}
+			refs = append(refs, refLine{name: name, y: v, style: st})
 		}
 	}
 	return refs
@@ -600,7 +617,7 @@ func communicationSection(runs []*run) (section, error) {
 			for k := range xs {
 				ys[k] = float64(up[k]+down[k]) / u.size
 			}
-			c.series = append(c.series, series{name: "party " + p, xs: xs, ys: ys, style: j})
+			c.series = append(c.series, series{name: "party " + p, xs: xs, ys: ys, style: 1 + j}) // colours as in the convergence plot
 		}
 		fig, err := c.draw()
 		if err != nil {
