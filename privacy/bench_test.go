@@ -1,6 +1,7 @@
 package privacy
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/fedtopic/fedtopic/internal/rng"
@@ -77,4 +78,35 @@ func BenchmarkDiscreteGaussian(b *testing.B) {
 			b.ReportMetric(float64(b.N*len(dst))/b.Elapsed().Seconds(), "draws/s")
 		})
 	}
+}
+
+// BenchmarkThresholdedRegenerate is the cost of regenerating one token's
+// vector from its index instead of storing it: reseed a ChaCha8 with the
+// token's key (Source.Indexed), then Draw. It also reports the memory the
+// two stored alternatives would take per token.
+func BenchmarkThresholdedRegenerate(b *testing.B) {
+	t, err := NewThresholdedLaplace(ThresholdedLaplaceConfig{Epsilon: 11, Threshold: 0.2, Vocab: 20000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	idx := NewSeededSource(1).Indexed("party", 0, "tokens")
+	var c rand.ChaCha8
+	r := rand.New(&c)
+	var dst []Entry
+	var compact []byte
+	var tok uint64
+	entries, bytes := 0, 0
+	for b.Loop() {
+		idx.Seed(&c, tok)
+		dst = t.Draw(r, int(tok%20000), dst)
+		if tok < 1000 {
+			compact = t.AppendCompact(compact[:0], dst)
+			entries += len(dst)
+			bytes += len(compact)
+		}
+		tok++
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "vectors/s")
+	b.ReportMetric(8*float64(entries)/float64(min(tok, 1000)), "entry-bytes/token")
+	b.ReportMetric(float64(bytes)/float64(min(tok, 1000)), "compact-bytes/token")
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/fedtopic/fedtopic/internal/rng"
@@ -223,6 +224,27 @@ func TestContinuousGaussianMoments(t *testing.T) {
 	}
 	if tol := zCrit * math.Sqrt(2) * want / math.Sqrt(n1); math.Abs(v-want) > tol {
 		t.Errorf("continuous Gaussian variance = %v; want %v ± %v", v, want, tol)
+	}
+}
+
+func TestContinuousGaussianKS(t *testing.T) {
+	// N-2: one-sample Kolmogorov–Smirnov with n = 5,000 against N(0, σ²):
+	// reject if D > 0.0380516 (α = 1e-6, √(ln(2/α)/(2n))).
+	const n = 5000
+	m, err := NewContinuousGaussian(GaussianConfig{Sigma: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float64, n)
+	m.Fill(rng.Derive(4, "ks"), x)
+	slices.Sort(x)
+	var d float64
+	for i, v := range x {
+		f := 0.5 * math.Erfc(-v/(3*math.Sqrt2))
+		d = math.Max(d, math.Max(f-float64(i)/n, float64(i+1)/n-f))
+	}
+	if d > 0.0380516 {
+		t.Errorf("KS statistic D = %v; want ≤ 0.0380516", d)
 	}
 }
 
