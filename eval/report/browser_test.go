@@ -77,25 +77,41 @@ func findBrowser(t *testing.T) (chromium, driver string) {
 	return chromium, driver
 }
 
-// seededRun simulates a small federation — three parties of a synthetic
-// corpus split 1:2:3, AD-LDA, five rounds, seed 7 — and writes its run
-// directory as fedtopic simulate does: run.jsonl, the global model and
-// each party's local model, with held-out perplexity after every round.
-func seededRun(t *testing.T, dir string) {
+// simulation is a seeded AD-LDA federation over a synthetic corpus split
+// into parties of sizes 1:2:…:n, with the last tenth of the documents held
+// out for perplexity after every round.
+type simulation struct {
+	parties, rounds, k, v, docs int
+	docLen                      float64
+}
+
+// seededRun simulates a small federation — three parties, five rounds,
+// seed 7 — and writes its run directory as fedtopic simulate does.
+func seededRun(t testing.TB, dir string) {
+	simulatedRun(t, dir, simulation{parties: 3, rounds: 5, k: 4, v: 40, docs: 240, docLen: 30})
+}
+
+// simulatedRun runs s and writes its run directory: run.jsonl, the global
+// model and each party's local model.
+func simulatedRun(t testing.TB, dir string, s simulation) {
 	t.Helper()
-	const k, v = 4, 40
-	data, err := synth.Generate(synth.Config{K: k, V: v, Docs: 240, DocLen: 30, Structure: synth.Planted}, rng.Derive(7, "synth"))
+	data, err := synth.Generate(synth.Config{K: s.k, V: s.v, Docs: s.docs, DocLen: s.docLen, Structure: synth.Planted}, rng.Derive(7, "synth"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	test := data.Corpus.Subset(seq(200, 240))
-	parts, err := corpus.Split(data.Corpus.Subset(seq(0, 200)), corpus.SplitSpec{Sizes: []float64{1, 2, 3}}, rng.Derive(7, "split"))
+	train := s.docs * 9 / 10
+	test := data.Corpus.Subset(seq(train, s.docs))
+	sizes := make([]float64, s.parties)
+	for i := range sizes {
+		sizes[i] = float64(i + 1)
+	}
+	parts, err := corpus.Split(data.Corpus.Subset(seq(0, train)), corpus.SplitSpec{Sizes: sizes}, rng.Derive(7, "split"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	vocab := make([]string, v)
+	vocab := make([]string, s.v)
 	for w := range vocab {
-		vocab[w] = fmt.Sprintf("w%02d", w)
+		vocab[w] = fmt.Sprintf("w%04d", w)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -113,7 +129,7 @@ func seededRun(t *testing.T, dir string) {
 		return map[string]float64{report.MetricPerplexity: p.Perplexity, report.MetricLogLikelihood: p.LogLikelihood}, nil
 	}
 	res, err := sim.Run(context.Background(), sim.Scenario{
-		Algorithm: adlda.Algorithm, Params: json.RawMessage(`{"k": 4, "rounds": 5}`),
+		Algorithm: adlda.Algorithm, Params: json.RawMessage(fmt.Sprintf(`{"k": %d, "rounds": %d}`, s.k, s.rounds)),
 		Corpora: parts, Vocab: vocab, Seed: 7, Record: rec, Metrics: metrics,
 	})
 	if err != nil {
@@ -129,6 +145,23 @@ func seededRun(t *testing.T, dir string) {
 			}
 		}
 	}
+}
+
+// BenchmarkWriteSimulated measures the figure of issue 6 on a simulated
+// run: the report of a 10-round, 5-party AD-LDA run at K = 50 over 5,000
+// words (six model files of 50 × 5,000 probabilities) renders in under
+// 2 s and weighs under 2 MB.
+func BenchmarkWriteSimulated(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "run")
+	simulatedRun(b, dir, simulation{parties: 5, rounds: 10, k: 50, v: 5000, docs: 5000, docLen: 60})
+	var buf bytes.Buffer
+	for b.Loop() {
+		buf.Reset()
+		if err := report.Write(context.Background(), &buf, []string{dir}, report.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(buf.Len()), "bytes/report")
 }
 
 func seq(lo, hi int) []int {
