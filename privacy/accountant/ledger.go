@@ -230,10 +230,11 @@ func (l *Ledger) restore(data []byte) (int, error) {
 			if err != nil {
 				return 0, fmt.Errorf("accountant: ledger %s:%d: %w", l.path, line, err)
 			}
-			// The stored total is authoritative if larger: a later
-			// accountant may be tighter, never lets a charge shrink.
-			total.Epsilon = math.Max(total.Epsilon, r.Epsilon)
-			total.Delta = math.Max(total.Delta, r.Delta)
+			// The stored total is authoritative if larger (a later
+			// accountant may be tighter; a charge never shrinks), and the
+			// float slack Spend absorbed is absorbed again here.
+			total.Epsilon = math.Max(clampSlack(total.Epsilon, l.budget.Epsilon), r.Epsilon)
+			total.Delta = math.Max(clampSlack(total.Delta, l.budget.Delta), r.Delta)
 			l.records = append(l.records, r)
 			l.events, l.spent = events, total
 			if l.budget.Unit == "" && len(r.Events) > 0 {
@@ -319,13 +320,8 @@ func (l *Ledger) evaluate(release string, events []privacy.Event) (Cost, []priva
 	total.Epsilon = math.Max(total.Epsilon, l.spent.Epsilon)
 	total.Delta = math.Max(total.Delta, l.spent.Delta)
 	fits := func(got, budget float64) (float64, bool) {
-		if got <= budget {
-			return got, true
-		}
-		if got <= budget*(1+1e-9) {
-			return budget, true
-		}
-		return got, false
+		c := clampSlack(got, budget)
+		return c, c <= budget
 	}
 	e, okE := fits(total.Epsilon, l.budget.Epsilon)
 	d, okD := fits(total.Delta, l.budget.Delta)
@@ -341,6 +337,15 @@ func (l *Ledger) evaluate(release string, events []privacy.Event) (Cost, []priva
 	}
 	total.Epsilon, total.Delta = e, d
 	return total, all, nil
+}
+
+// clampSlack returns budget for a total above it by at most 1e-9
+// relative (floating-point slack), and the total otherwise.
+func clampSlack(total, budget float64) float64 {
+	if total > budget && total <= budget*(1+1e-9) {
+		return budget
+	}
+	return total
 }
 
 // Check reports whether events fit in the remaining budget, recording

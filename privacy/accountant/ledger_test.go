@@ -378,3 +378,32 @@ func removeID(ids []string, id string) []string {
 	}
 	return out
 }
+
+func TestLedgerSlackSurvivesRestart(t *testing.T) {
+	// 0.1 + 0.2 + 0.7 is 1.0000000000000002 in float64: within the slack,
+	// so it is charged and the total clamped to the budget of 1 — before
+	// and after a restart.
+	path := filepath.Join(t.TempDir(), "p.ledger")
+	b := Budget{Epsilon: 1}
+	l, err := OpenLedger(path, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range []float64{0.1, 0.2, 0.7} {
+		if _, err := l.Spend(fmt.Sprint(i), []privacy.Event{lapEvent(e)}); err != nil {
+			t.Fatalf("Spend(%v) = %v", e, err)
+		}
+	}
+	if got := l.Spent().Epsilon; got != 1 {
+		t.Errorf("Spent().Epsilon = %v; want exactly the budget 1", got)
+	}
+	l.Close()
+	l2, err := OpenLedger(path, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	if got := l2.Spent().Epsilon; got != 1 {
+		t.Errorf("restored Spent().Epsilon = %v; want exactly the budget 1", got)
+	}
+}
