@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // aliasEntry is one slot of a Walker alias table: a draw that lands on slot
@@ -88,6 +89,7 @@ func drawAlias(tab []aliasEntry, lemK uint32, x uint64) (int, bool) {
 type aliasBuilder struct {
 	scaled       []float64
 	small, large []int32
+	tab          []aliasEntry // scratch of buildSparse
 }
 
 // build fills tab with the alias table of weights w of positive total sum.
@@ -110,6 +112,35 @@ func (b *aliasBuilder) build32(tab []aliasEntry, w []float32, sum float64) {
 		b.scaled[i] = float64(x) * scale
 	}
 	b.finish(tab)
+}
+
+// sparseEntry is one slot of a sparse alias table over a subset of topics:
+// a draw that lands on it returns topic when the coin is below thresh and
+// alias otherwise.
+type sparseEntry struct {
+	thresh       uint32
+	topic, alias uint16
+}
+
+// buildSparse appends to dst the alias table over topics with weights w
+// (positive total sum) and returns it.
+func (b *aliasBuilder) buildSparse(dst []sparseEntry, topics []uint16, w []float64, sum float64) []sparseEntry {
+	n := len(w)
+	b.grow(n)
+	scale := float64(n) / sum
+	for i, x := range w {
+		b.scaled[i] = x * scale
+	}
+	start := len(dst)
+	dst = slices.Grow(dst, n)[:start+n]
+	tab := b.tab[:0]
+	tab = slices.Grow(tab, n)[:n]
+	b.tab = tab
+	b.finish(tab)
+	for i, e := range tab {
+		dst[start+i] = sparseEntry{thresh: e.thresh, topic: topics[i], alias: topics[e.alias]}
+	}
+	return dst
 }
 
 func (b *aliasBuilder) grow(n int) {

@@ -41,7 +41,7 @@ func BenchmarkMH(b *testing.B) {
 	for _, k := range []int{50, 1000} {
 		for _, workers := range []int{1, 2} {
 			b.Run(fmt.Sprintf("K=%d/workers=%d", k, workers), func(b *testing.B) {
-				m, err := lda.NewMH(c, lda.Config{K: k, Workers: workers, Seed: 1})
+				m, err := lda.NewMH(c, lda.Config{K: k, Workers: workers, Seed: 1, BurnIn: -1})
 				if err != nil {
 					b.Fatal(err)
 				}

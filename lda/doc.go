@@ -1,11 +1,13 @@
 // Package lda trains LDA and SentenceLDA topic models: Walker alias tables,
 // a partially collapsed Metropolis–Hastings sampler that is O(1) per token
-// and parallel over documents, and the exact collapsed Gibbs sampler used as
-// its reference.
+// and parallel over documents, approximate distributed LDA (AD-LDA) with the
+// same O(1) steps, and the exact collapsed Gibbs sampler used as the
+// reference.
 //
 // Papers: Blei, Ng and Jordan, "Latent Dirichlet Allocation", JMLR 2003;
 // Griffiths and Steyvers, "Finding scientific topics", PNAS 2004 (collapsed
-// Gibbs); Yuan et al., "LightLDA: Big Topic Models on Modest Computer
+// Gibbs); Newman et al., "Distributed Algorithms for Topic Models", JMLR 2009
+// (AD-LDA); Yuan et al., "LightLDA: Big Topic Models on Modest Computer
 // Clusters", WWW 2015 (alternating document and word proposals); Balikas,
 // Amini and Clausel, "On a Topic Model for Sentences", SIGIR 2016
 // (SentenceLDA); Jiang et al., "Federated Topic Modeling", CIKM 2019, whose
@@ -40,11 +42,16 @@
 // effects and float sums run in a fixed order. The Gibbs sampler is
 // sequential by nature and uses one goroutine.
 //
-// Exactness: both MH kernels leave their target exactly invariant (the
-// acceptance ratios use the exact target and proposal probabilities);
-// TestMHStationary* compares the chains with exact enumeration. Alias slot
-// probabilities and acceptance uniforms have 32-bit resolution, and Φ is held
-// in float32 during a sweep.
+// Exactness: the partially collapsed kernels (LDA, SentenceLDA, Target)
+// leave their target exactly invariant (the acceptance ratios use the exact
+// target and proposal probabilities); TestMHStationary* compares the chains
+// with exact enumeration. Alias slot probabilities and acceptance uniforms
+// have 32-bit resolution, and Φ is held in float32 during a sweep, with
+// entries below the smallest normal float32 (1.2·10⁻³⁸) stored as 0. The
+// AD-LDA kernel is exact within one block of documents only
+// (TestCollapsedStationary) and ignores the other blocks' changes within a
+// sweep, as AD-LDA does; it serves as burn-in and as the conventional
+// distributed baseline.
 //
 // Privacy: none. This package is the non-private baseline; FTM adds the
 // privatization around it.

@@ -18,7 +18,7 @@ func ExampleTrain() {
 		fmt.Println(err)
 		return
 	}
-	model, err := lda.Train(context.Background(), data.Corpus, lda.Config{K: 3, Iterations: 200, Seed: 7, Sampler: lda.SamplerGibbs}, nil)
+	model, err := lda.Train(context.Background(), data.Corpus, lda.Config{K: 3, Iterations: 200, Seed: 7}, nil)
 	if err != nil {
 		fmt.Println(err)
 		return

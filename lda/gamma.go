@@ -86,13 +86,51 @@ func (g gammaSmall) draw(r *rand.Rand) float64 {
 	}
 }
 
-// powInt returns x^n for n ≥ 1 by repeated squaring.
+// drawSrc is draw reading the 64-bit words of src directly, which the
+// Dirichlet draw of Φ uses for its K·V draws of shape β.
+func (g gammaSmall) drawSrc(src *rand.ChaCha8) float64 {
+	return g.from(g.b*unit(src.Uint64()), src)
+}
+
+// from finishes the GS algorithm for the first uniform already drawn and
+// scaled, p = b·U, and starts over with fresh uniforms on rejection. Callers
+// may accept the common case themselves first — p ≤ 1 and p^(1/a) < 2⁻⁵³,
+// where acceptance is certain — and call from only for the rest.
+func (g gammaSmall) from(p float64, src *rand.ChaCha8) float64 {
+	for {
+		if p <= 1 {
+			var x float64
+			if g.pow > 0 {
+				x = powInt(p, g.pow)
+			} else {
+				x = math.Exp(math.Log(p) * g.invA)
+			}
+			// Accept when U ≤ e^(−x). Below 2⁻⁵³ the bound rounds to 1
+			// and every U in [0, 1) passes, so U need not be drawn; the
+			// squeeze e^(−x) ≥ 1 − x spares most exponentials.
+			if x < 0x1p-53 {
+				return x
+			}
+			if u := unit(src.Uint64()); u <= 1-x || u <= math.Exp(-x) {
+				return x
+			}
+		} else {
+			x := -math.Log((g.b - p) * g.invA)
+			if unit(src.Uint64()) <= math.Pow(x, g.a-1) {
+				return x
+			}
+		}
+		p = g.b * unit(src.Uint64())
+	}
+}
+
+// powInt returns x^n for 1 ≤ n ≤ 1024 by repeated squaring, without
+// data-dependent branches.
 func powInt(x float64, n int) float64 {
 	y := 1.0
-	for n > 0 {
-		if n&1 == 1 {
-			y *= x
-		}
+	for range 11 {
+		f := [2]float64{1, x}
+		y *= f[n&1]
 		x *= x
 		n >>= 1
 	}

@@ -103,3 +103,41 @@ func TestDrawPhiMean(t *testing.T) {
 		}
 	}
 }
+
+// TestGammaSmallSrcKS checks drawSrc, the path the Dirichlet draw of Φ
+// takes for shapes below 1, by the same KS test as TestGammaKS.
+func TestGammaSmallSrcKS(t *testing.T) {
+	const n = 5000
+	crit := math.Sqrt(math.Log(2/1e-6) / (2 * n))
+	for _, a := range []float64{0.01, 0.013, 0.3, 0.9} {
+		t.Run(fmt.Sprint(a), func(t *testing.T) {
+			src := rand.NewChaCha8(rng.Key(4, "gamma src", a))
+			g := newGammaSmall(a)
+			x := make([]float64, n)
+			for i := range x {
+				x[i] = g.drawSrc(src)
+			}
+			slices.Sort(x)
+			cdf := distuv.Gamma{Alpha: a, Beta: 1}
+			var d float64
+			for i, v := range x {
+				f := cdf.CDF(v)
+				d = max(d, math.Abs(f-float64(i)/n), math.Abs(float64(i+1)/n-f))
+			}
+			if d > crit {
+				t.Errorf("KS distance of %d draws of Gamma(%v) = %.4f; want ≤ %.4f", n, a, d, crit)
+			}
+		})
+	}
+}
+
+func TestPowInt(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7, 50, 100, 1000, 1024} {
+		for _, x := range []float64{0, 0.3, 0.5, 0.99, 1} {
+			got, want := powInt(x, n), math.Pow(x, float64(n))
+			if math.Abs(got-want) > 1e-13*want {
+				t.Errorf("powInt(%v, %d) = %v; want %v", x, n, got, want)
+			}
+		}
+	}
+}

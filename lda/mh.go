@@ -29,13 +29,14 @@ type MH struct {
 	z           []uint16 // topic of every item
 	words       []int32  // plain LDA: item i is the token words[i]; nil with a Target
 	target      Target
-	tokens      int     // tokens per sweep, for progress reports
-	nkw         []int32 // plain LDA: C_kw = nkw[w*K+k]
-	counts      *Counts // Target: C_kw as floats
-	phi         *Phi    // Φ of the next sweep
-	phiStale    bool    // Φ must be drawn from the counts before the next sweep
-	countsStale bool    // counts must be recomputed from z (after a cancelled sweep)
-	iter        int     // sweeps done
+	tokens      int             // tokens per sweep, for progress reports
+	nkw         []int32         // plain LDA: C_kw = nkw[w*K+k]
+	coll        *collapsedState // collapsed kernel, allocated on first use
+	counts      *Counts         // Target: C_kw as floats
+	phi         *Phi            // Φ of the next sweep
+	phiStale    bool            // Φ must be drawn from the counts before the next sweep
+	countsStale bool            // counts must be recomputed from z (after a cancelled sweep)
+	iter        int             // sweeps done
 	sweepers    []*sweepWorker
 	phiWorkers  []*phiWorker
 }
@@ -43,11 +44,14 @@ type MH struct {
 // sweepWorker is the scratch space of one goroutine of a sweep.
 type sweepWorker struct {
 	src *rand.ChaCha8
-	cnt []int32 // C_d· of the document being sampled
+	cnt []int32          // C_d· of the document being sampled
+	col *collapsedWorker // collapsed kernel state, allocated on first use
 }
 
 // NewMH returns an MH chain for cfg.Model (LDA or SentenceLDA) on c, with
-// topics initialised uniformly at random. cfg.Sampler is ignored.
+// topics initialised uniformly at random. cfg.Sampler SamplerADLDA makes
+// every sweep of a plain-LDA chain use the collapsed kernel; other values
+// are ignored.
 func NewMH(c *corpus.Corpus, cfg Config) (*MH, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -57,6 +61,9 @@ func NewMH(c *corpus.Corpus, cfg Config) (*MH, error) {
 		return nil, err
 	}
 	if cfg.Model == ModelSLDA {
+		if cfg.Sampler == SamplerADLDA {
+			return nil, errors.New("lda: the adlda sampler is for plain LDA, not SentenceLDA")
+		}
 		t := &sentenceTarget{words: c.Words, unitStart: c.UnitStart}
 		return newMH(c.DocUnit, c.V, c.NumTokens(), nil, t, cfg)
 	}
@@ -236,6 +243,19 @@ func (m *MH) step(ctx context.Context) error {
 	if m.countsStale {
 		m.recount()
 	}
+	if m.collapsedNext() {
+		if err := m.prepareCollapsed(ctx); err != nil {
+			return err
+		}
+		if err := parallel(ctx, len(m.sweepers), len(m.blocks)-1, func(w, b int) { m.sweepBlockCollapsed(m.sweepers[w], b) }); err != nil {
+			m.countsStale = true
+			return err
+		}
+		m.recount()
+		m.iter++
+		m.phiStale = true
+		return nil
+	}
 	if m.phiStale {
 		var err error
 		if m.words != nil {
@@ -253,6 +273,15 @@ func (m *MH) step(ctx context.Context) error {
 		m.clearCounts()
 	}
 	return m.sweep(ctx)
+}
+
+// collapsedNext reports whether the next iteration runs the collapsed
+// (AD-LDA) kernel: throughout for Sampler "adlda", during burn-in for "mh".
+func (m *MH) collapsedNext() bool {
+	if m.words == nil {
+		return false
+	}
+	return m.cfg.Sampler == SamplerADLDA || m.iter < m.cfg.BurnIn
 }
 
 // sweep samples every item's topic once with the current Φ, refilling the
@@ -369,7 +398,7 @@ func (m *MH) Reinit(ctx context.Context) error {
 				w = int(pw[r.IntN(len(pw))])
 			}
 			for {
-				if t, ok := drawAlias(p.tab[w*p.K:(w+1)*p.K], p.lemK, r.Uint64()); ok {
+				if t, ok := p.drawWord(w, r.Uint64()); ok {
 					m.z[i] = uint16(t)
 					break
 				}

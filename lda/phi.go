@@ -14,20 +14,35 @@ import (
 // any number of workers.
 const phiBlock = 256
 
+// proposalCut is the relative size below which a topic is left out of a
+// word's proposal table: topic k is proposed for word w only when
+// φ_kw ≥ proposalCut · max_j φ_jw. The left-out topics hold a negligible
+// share of the column, and leaving them out makes the tables sparse (with
+// β = 0.01 about 5% of the topics where the word has no count reach the
+// cut), so building them costs far less than O(K) per word. The acceptance
+// ratios use the truncated proposal exactly.
+const proposalCut = 1e-3
+
+// minNormal32 is the smallest normal float32. Entries of Φ below it are
+// stored as 0: their topics can never be accepted for the word next to any
+// topic that holds one of its tokens, and float32 subnormals would slow
+// every operation that touches them.
+const minNormal32 = 0x1p-126
+
 // Phi is the topic-word matrix Φ of one iteration in the form the samplers
 // read it: word-major (the column φ_{·,w} of a word is contiguous) in
-// float32, with a Walker alias table per proposal word for the word
-// proposal q_w(k) = φ_kw / Σ_j φ_jw, and the log of every entry when a
+// float32, with a sparse Walker alias table per proposal word for the word
+// proposal q_w(k) ∝ φ_kw·[φ_kw ≥ cut_w], and the log of every entry when a
 // Target needs it. It is read-only during a sweep.
 type Phi struct {
 	K, V int
 
-	col     []float32    // col[w*K+k] = φ_kw
-	tab     []aliasEntry // tab[w*K:(w+1)*K] is the word proposal of w, for proposal words
-	invZ    []float64    // 1/Σ_k φ_kw for proposal words; 0 when the column is all zero
-	logRow  []float32    // logRow[k*V+w] = log φ_kw, when needLog
-	lemK    uint32       // Lemire bound for K
-	propose []bool       // which words need a word-proposal table
+	col     []float32       // col[w*K+k] = φ_kw
+	words   []wordTable     // proposal table of each proposal word
+	sparse  [][]sparseEntry // alias slots, one slice per block of phiBlock words
+	invMass []float64       // 1/Σ_{k in table} φ_kw per proposal word; < 0 marks a uniform table
+	logRow  []float32       // logRow[k*V+w] = log φ_kw, when needLog
+	propose []bool          // which words need a proposal table
 	needLog bool
 
 	// Scratch of the Dirichlet draw: partial sums and maxima per word block
@@ -35,16 +50,24 @@ type Phi struct {
 	blockSum, blockMax []float64
 }
 
+// wordTable locates the proposal table of one word: the slots
+// sparse[w/phiBlock][off:off+n].
+type wordTable struct {
+	off, n uint32
+	lemK   uint32  // Lemire bound for n
+	cut    float32 // topics with φ_kw ≥ cut (and > 0) are in the table
+}
+
 // newPhi allocates Φ for k topics over v words; propose marks the words
-// whose alias tables the sampler needs.
+// whose proposal tables the sampler needs.
 func newPhi(k, v int, propose []bool, needLog bool) *Phi {
 	nb := (v + phiBlock - 1) / phiBlock
 	p := &Phi{
 		K: k, V: v,
 		col:      make([]float32, k*v),
-		tab:      make([]aliasEntry, k*v),
-		invZ:     make([]float64, v),
-		lemK:     lemireBound(k),
+		words:    make([]wordTable, v),
+		sparse:   make([][]sparseEntry, nb),
+		invMass:  make([]float64, v),
 		propose:  propose,
 		needLog:  needLog,
 		blockSum: make([]float64, nb*k),
@@ -71,22 +94,44 @@ func (p *Phi) LogRow(k int) []float32 {
 	return p.logRow[k*p.V : (k+1)*p.V]
 }
 
-// proposalProb returns q_w(k) = φ_kw/Σ_j φ_jw (1/K for an all-zero column,
-// whose table is uniform).
+// proposalProb returns q_w(k), the probability that w's proposal table
+// yields topic k.
 func (p *Phi) proposalProb(w, k int) float64 {
-	if z := p.invZ[w]; z > 0 {
-		return float64(p.col[w*p.K+k]) * z
+	if p.invMass[w] < 0 {
+		return 1 / float64(p.K)
 	}
-	return 1 / float64(p.K)
+	x := p.col[w*p.K+k]
+	if x >= p.words[w].cut && x > 0 {
+		return float64(x) * p.invMass[w]
+	}
+	return 0
+}
+
+// drawWord draws a topic from w's proposal table with one 64-bit word x:
+// the high half picks a slot (Lemire's method; ok is false when x must be
+// rejected), the low half is the coin.
+func (p *Phi) drawWord(w int, x uint64) (int, bool) {
+	wt := p.words[w]
+	m := (x >> 32) * uint64(wt.n)
+	if uint32(m) < wt.lemK {
+		return 0, false
+	}
+	e := p.sparse[w/phiBlock][wt.off+uint32(m>>32)]
+	if uint32(x) < e.thresh {
+		return int(e.topic), true
+	}
+	return int(e.alias), true
 }
 
 // phiWorker is the per-goroutine scratch of the Φ draw and finish.
 type phiWorker struct {
-	src   *rand.ChaCha8
-	r     *rand.Rand
-	g     []float64 // phiBlock×K gamma draws of the current block
-	fac   []float64 // K normalising factors of the current block
-	alias aliasBuilder
+	src     *rand.ChaCha8
+	r       *rand.Rand
+	g       []float64 // phiBlock×K gamma draws of the current block
+	fac     []float64 // K normalising factors of the current block
+	alias   aliasBuilder
+	topics  []uint16  // topics of the table being built
+	weights []float64 // their weights
 }
 
 func newPhiWorker(k int) *phiWorker {
@@ -99,10 +144,10 @@ type count interface{ ~int32 | ~float64 }
 
 // drawPhi draws φ_k ~ Dirichlet(C_k· + β) for every topic k from the
 // word-major counts c (c[w*K+k] = C_kw) by normalising independent gamma
-// draws, zeroes c for the next sweep's counts, and rebuilds the alias tables
-// (and logs). Word block b draws from rng.Key(seed, "lda", "phi", iter, b)
-// in the order w, then k; partial sums merge in block order, so the result
-// does not depend on the number of workers.
+// draws, zeroes c for the next sweep's counts, and rebuilds the proposal
+// tables (and logs). Word block b draws from rng.Key(seed, "lda", "phi",
+// iter, b) in the order w, then k; partial sums merge in block order, so the
+// result does not depend on the number of workers.
 func drawPhi[T count](ctx context.Context, p *Phi, c []T, beta float64, seed uint64, iter int, workers []*phiWorker) error {
 	k, v := p.K, p.V
 	nb := (v + phiBlock - 1) / phiBlock
@@ -123,15 +168,28 @@ func drawPhi[T count](ctx context.Context, p *Phi, c []T, beta float64, seed uin
 			for t, n := range cw {
 				var x float64
 				if n == 0 {
-					x = small.draw(pw.r)
+					// gammaSmall.from with its common case inline.
+					p := small.b * unit(pw.src.Uint64())
+					if p <= 1 && small.pow > 0 {
+						x = powInt(p, small.pow)
+						if x >= 0x1p-53 {
+							if u := unit(pw.src.Uint64()); !(u <= 1-x) && !(u <= math.Exp(-x)) {
+								x = small.drawSrc(pw.src) // rejected: start over
+							}
+						}
+					} else {
+						x = small.from(p, pw.src)
+					}
 				} else if a := float64(n) + beta; a >= 1 {
 					x = gammaMT(pw.r, a)
 				} else {
-					x = newGammaSmall(a).draw(pw.r)
+					x = newGammaSmall(a).drawSrc(pw.src)
 				}
 				gw[t] = x
 				sum[t] += x
-				mx[t] = max(mx[t], x)
+				if x > mx[t] {
+					mx[t] = x
+				}
 			}
 		}
 		clear(cb)
@@ -150,7 +208,14 @@ func drawPhi[T count](ctx context.Context, p *Phi, c []T, beta float64, seed uin
 			cw, gw := col[o:o+k], g[o:o+k]
 			fac := fac[:len(gw)]
 			for t, x := range gw {
-				cw[t] = float32(x * fac[t])
+				// Flush what would be a float32 subnormal: the final
+				// value (this times max/S_k ≤ 1) would be flushed anyway,
+				// and subnormal arithmetic is slow.
+				y := x * fac[t]
+				if y < minNormal32 {
+					y = 0
+				}
+				cw[t] = float32(y)
 			}
 		}
 	})
@@ -170,27 +235,47 @@ func drawPhi[T count](ctx context.Context, p *Phi, c []T, beta float64, seed uin
 	}
 	return parallel(ctx, len(workers), nb, func(wi, b int) {
 		pw := workers[wi]
-		w0, w1 := b*phiBlock, min(v, (b+1)*phiBlock)
 		mx := p.blockMax[b*k : (b+1)*k]
 		for t := range pw.fac {
 			pw.fac[t] = mx[t] / total[t]
 		}
-		for w := w0; w < w1; w++ {
-			col := p.col[w*k : (w+1)*k]
-			for t := range col {
-				col[t] = float32(float64(col[t]) * pw.fac[t])
-			}
-		}
-		p.finishBlock(pw, w0, w1)
+		p.finishBlock(pw, b, pw.fac)
 	})
 }
 
-// finishBlock builds the alias tables, column normalisers and logs of the
-// words [w0, w1) from p.col.
-func (p *Phi) finishBlock(pw *phiWorker, w0, w1 int) {
+// finishBlock scales the columns of word block b by fac (nil: leave them),
+// flushes subnormals to zero, and builds the proposal tables, masses and
+// logs of its words.
+func (p *Phi) finishBlock(pw *phiWorker, b int, fac []float64) {
 	k, v := p.K, p.V
+	w0, w1 := b*phiBlock, min(v, (b+1)*phiBlock)
+	sp := p.sparse[b][:0]
 	for w := w0; w < w1; w++ {
 		col := p.col[w*k : (w+1)*k]
+		var top float32
+		if fac != nil {
+			fac := fac[:len(col)]
+			for t, x := range col {
+				y := float64(x) * fac[t]
+				if y < minNormal32 {
+					y = 0
+				}
+				col[t] = float32(y)
+				if float32(y) > top {
+					top = float32(y)
+				}
+			}
+		} else {
+			for t, x := range col {
+				if x < minNormal32 {
+					x = 0
+					col[t] = 0
+				}
+				if x > top {
+					top = x
+				}
+			}
+		}
 		if p.needLog {
 			for t, x := range col {
 				p.logRow[t*v+w] = float32(math.Log(float64(x)))
@@ -199,21 +284,34 @@ func (p *Phi) finishBlock(pw *phiWorker, w0, w1 int) {
 		if !p.propose[w] {
 			continue
 		}
-		var z float64
-		for _, x := range col {
-			z += float64(x)
-		}
-		tab := p.tab[w*k : (w+1)*k]
-		if z > 0 {
-			p.invZ[w] = 1 / z
-			pw.alias.build32(tab, col, z)
-		} else {
-			p.invZ[w] = 0
-			for t := range tab {
-				tab[t] = aliasEntry{thresh: math.MaxUint32, alias: uint32(t)}
+		cut := float32(float64(top) * proposalCut)
+		topics, weights := pw.topics[:0], pw.weights[:0]
+		var mass float64
+		for t, x := range col {
+			if x >= cut && x > 0 {
+				topics = append(topics, uint16(t))
+				weights = append(weights, float64(x))
+				mass += float64(x)
 			}
 		}
+		if mass == 0 {
+			// An all-zero column (out of reach of a Dirichlet draw in
+			// practice): the target is 0 for every topic, so any proposal
+			// will do; propose uniformly and mark it with invMass < 0.
+			topics, weights = topics[:0], weights[:0]
+			for t := range k {
+				topics = append(topics, uint16(t))
+				weights = append(weights, 1)
+			}
+			mass = -float64(k)
+		}
+		pw.topics, pw.weights = topics, weights
+		off := len(sp)
+		sp = pw.alias.buildSparse(sp, topics, weights, math.Abs(mass))
+		p.words[w] = wordTable{off: uint32(off), n: uint32(len(topics)), lemK: lemireBound(len(topics)), cut: cut}
+		p.invMass[w] = 1 / mass
 	}
+	p.sparse[b] = sp
 }
 
 // set replaces Φ by phi (K×V row-major, rows summing to 1) and rebuilds the
@@ -227,6 +325,6 @@ func (p *Phi) set(ctx context.Context, phi []float64, workers []*phiWorker) erro
 	}
 	nb := (v + phiBlock - 1) / phiBlock
 	return parallel(ctx, len(workers), nb, func(wi, b int) {
-		p.finishBlock(workers[wi], b*phiBlock, min(v, (b+1)*phiBlock))
+		p.finishBlock(workers[wi], b, nil)
 	})
 }

@@ -169,6 +169,7 @@ func repeatDocs(words []int32, units []int) *corpus.Corpus {
 var statCfg = Config{K: statK, Alpha: statAlpha, Workers: 2, BlockSize: 5000, Seed: 5}
 
 func TestMHStationaryLDA(t *testing.T) {
+	t.Parallel()
 	words := []int32{0, 3, 1}
 	m, err := NewMH(repeatDocs(words, nil), statCfg)
 	if err != nil {
@@ -181,6 +182,7 @@ func TestMHStationaryLDA(t *testing.T) {
 }
 
 func TestMHStationarySentenceLDA(t *testing.T) {
+	t.Parallel()
 	// Two sentences: [0 3] and [1 1 2]; items are sentences.
 	words := []int32{0, 3, 1, 1, 2}
 	units := []int{0, 2, 5}
@@ -234,6 +236,7 @@ func (wt *weightedTarget) AddCounts(i, k int, c *Counts) {
 }
 
 func TestMHStationaryTarget(t *testing.T) {
+	t.Parallel()
 	wt := &weightedTarget{
 		counts: [][]wordWeight{
 			{{0, 1.5}, {2, 0.3}},

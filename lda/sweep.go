@@ -10,11 +10,12 @@ import (
 // The MH steps of one item i with current topic s in document d, target
 // π(k) ∝ (C_dk^(−i) + α)·L_i(k) (L_i(k) = φ_kw for a token of word w):
 //
-//   - Word proposal q(t) = φ_tw/Σ_j φ_jw, independent of s, so the
-//     acceptance is min(1, π(t)q(s) / (π(s)q(t))), which for a token is
-//     (C_dt^(−i) + α)/(C_ds^(−i) + α). For a Target with proposal words
-//     w_1..w_m, q is the mixture (1/m)·Σ_j q_{w_j} and enters the ratio
-//     exactly.
+//   - Word proposal q_w(t) ∝ φ_tw over the topics of w's table (those with
+//     φ_tw ≥ cut_w, see proposalCut), independent of s, so the acceptance
+//     is min(1, π(t)q(s) / (π(s)q(t))), which for a token is
+//     (C_dt^(−i) + α)/(C_ds^(−i) + α) when s is in the table and 0 when it
+//     is not. For a Target with proposal words w_1..w_m, q is the mixture
+//     (1/m)·Σ_j q_{w_j} and enters the ratio exactly.
 //   - Document proposal q(t | s) ∝ C_dt^(−i) + [t = s] + α: pick one of
 //     the document's n items uniformly (item i included, at s) with
 //     probability n/(n + Kα) and take its topic, else a uniform topic. The
@@ -45,12 +46,11 @@ func (m *MH) sweepBlockLDA(sw *sweepWorker, blk int) {
 	src := sw.src
 	src.Seed(rng.Key(m.cfg.Seed, "lda", "sweep", m.iter, blk))
 	k := m.k
-	k64 := uint64(k)
 	alpha := m.alpha
 	invAlpha := 1 / alpha
 	kAlpha := float64(k) * alpha
 	steps := m.cfg.MHSteps
-	col, tab, lemK := m.phi.col, m.phi.tab, m.phi.lemK
+	col, words, sparse := m.phi.col, m.phi.words, m.phi.sparse
 	cnt := sw.cnt[:k]
 	for d := m.blocks[blk]; d < m.blocks[blk+1]; d++ {
 		s, e := m.docStart[d], m.docStart[d+1]
@@ -68,25 +68,29 @@ func (m *MH) sweepBlockLDA(sw *sweepWorker, blk int) {
 			cnt[cur]--
 			base := int(w) * k
 			cw := col[base : base+k]
-			tw := tab[base : base+k]
+			wt := words[w]
+			tw := sparse[int(w)/phiBlock][wt.off : wt.off+wt.n]
+			n64, lem, cut := uint64(wt.n), wt.lemK, wt.cut
 			for range steps {
 				// Word proposal: slot from the high half, coin from the
-				// low half; accept with (C_dt^(−i)+α)/(C_ds^(−i)+α). When t
-				// is cur, accepting changes nothing.
+				// low half. The proposal is ∝ φ_tw on the table's topics,
+				// so the acceptance is (C_dt^(−i)+α)/(C_ds^(−i)+α) when cur
+				// is in the table and 0 when it is not. When t is cur,
+				// accepting changes nothing.
 				x := src.Uint64()
-				mm := (x >> 32) * k64
-				for uint32(mm) < lemK {
+				mm := (x >> 32) * n64
+				for uint32(mm) < lem {
 					x = src.Uint64()
-					mm = (x >> 32) * k64
+					mm = (x >> 32) * n64
 				}
-				t := int(mm >> 32)
-				en := tw[t]
-				if uint32(x) >= en.thresh {
-					t = int(en.alias)
+				en := tw[mm>>32]
+				t := int(en.alias)
+				if uint32(x) < en.thresh {
+					t = int(en.topic)
 				}
 				y := src.Uint64()
 				a, b := float64(cnt[t])+alpha, float64(cnt[cur])+alpha
-				if unit32(uint32(y))*b < a {
+				if unit32(uint32(y))*b < a && cw[cur] >= cut {
 					cur = t
 				}
 				zd[i] = uint16(cur)
@@ -144,7 +148,7 @@ func (m *MH) sweepBlockTarget(sw *sweepWorker, blk int) {
 				if len(pw) > 1 {
 					w = int(pw[uniformN(src, len(pw))])
 				}
-				t := drawTab(src, p.tab[w*k:(w+1)*k], p.lemK)
+				t := p.drawWordSrc(src, w)
 				if t != cur {
 					llT := tg.LogLik(p, item, t)
 					r := (float64(cnt[t]) + alpha) / (float64(cnt[cur]) + alpha) *
@@ -200,10 +204,10 @@ func uniformN(src *rand.ChaCha8, n int) int {
 	}
 }
 
-// drawTab draws a slot of an alias table.
-func drawTab(src *rand.ChaCha8, tab []aliasEntry, lemK uint32) int {
+// drawWordSrc draws a topic from w's proposal table.
+func (p *Phi) drawWordSrc(src *rand.ChaCha8, w int) int {
 	for {
-		if t, ok := drawAlias(tab, lemK, src.Uint64()); ok {
+		if t, ok := p.drawWord(w, src.Uint64()); ok {
 			return t
 		}
 	}

@@ -29,7 +29,7 @@ type Chain interface {
 }
 
 // New returns the sampler cfg.Sampler for cfg.Model on c, initialised but
-// not yet run.
+// not yet run: *Gibbs for SamplerGibbs, *MH otherwise.
 func New(c *corpus.Corpus, cfg Config) (Chain, error) {
 	if cfg.Sampler == SamplerGibbs {
 		return NewGibbs(c, cfg)

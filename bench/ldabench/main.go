@@ -43,6 +43,8 @@ type options struct {
 	every      int
 	seed       uint64
 	heldOut    int
+	samplers   []string
+	burnIn     int
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -63,6 +65,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.every, "every", 50, "evaluate perplexity every this many iterations (quality mode)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed")
 	fs.IntVar(&o.heldOut, "held-out", 10, "hold out every n-th document for perplexity (quality mode)")
+	samplers := fs.String("samplers", "gibbs,mh", "comma-separated samplers to compare (quality mode)")
+	fs.IntVar(&o.burnIn, "burn-in", 0, "MH burn-in sweeps with the collapsed kernel (0: the lda default, -1: none)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -73,6 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.workers, err = ints(workers); err != nil {
 		return err
 	}
+	o.samplers = strings.Split(*samplers, ",")
 	c, err := load(ctx, o)
 	if err != nil {
 		return err
@@ -126,7 +131,8 @@ func load(ctx context.Context, o options) (*corpus.Corpus, error) {
 func speed(ctx context.Context, c *corpus.Corpus, o options, out *json.Encoder) error {
 	for _, k := range o.ks {
 		for _, w := range o.workers {
-			m, err := lda.NewMH(c, lda.Config{K: k, Workers: w, Seed: o.seed, MHSteps: o.mhSteps})
+			// BurnIn -1: time the partially collapsed kernel itself.
+			m, err := lda.NewMH(c, lda.Config{K: k, Workers: w, Seed: o.seed, MHSteps: o.mhSteps, BurnIn: -1})
 			if err != nil {
 				return err
 			}
@@ -170,18 +176,18 @@ func quality(ctx context.Context, c *corpus.Corpus, o options, out *json.Encoder
 	}
 	tr, te := c.Subset(train), c.Subset(test)
 	for _, k := range o.ks {
-		for _, s := range []struct {
-			sampler string
-			iters   int
-			workers int
-		}{{lda.SamplerGibbs, o.gibbsIters, 1}, {lda.SamplerMH, o.mhIters, o.workers[len(o.workers)-1]}} {
-			ch, err := lda.New(tr, lda.Config{K: k, Workers: s.workers, Seed: o.seed, Sampler: s.sampler, MHSteps: o.mhSteps})
+		for _, sampler := range o.samplers {
+			iters, workers := o.mhIters, o.workers[len(o.workers)-1]
+			if sampler == lda.SamplerGibbs {
+				iters, workers = o.gibbsIters, 1
+			}
+			ch, err := lda.New(tr, lda.Config{K: k, Workers: workers, Seed: o.seed, Sampler: sampler, MHSteps: o.mhSteps, BurnIn: o.burnIn})
 			if err != nil {
 				return err
 			}
 			var trainTime time.Duration
-			for done := 0; done < s.iters; {
-				n := min(o.every, s.iters-done)
+			for done := 0; done < iters; {
+				n := min(o.every, iters-done)
 				start := time.Now()
 				if err := ch.Run(ctx, n, nil); err != nil {
 					return err
@@ -193,7 +199,7 @@ func quality(ctx context.Context, c *corpus.Corpus, o options, out *json.Encoder
 					return err
 				}
 				_ = out.Encode(map[string]any{
-					"mode": "quality", "k": k, "sampler": s.sampler, "workers": s.workers, "iter": done,
+					"mode": "quality", "k": k, "sampler": sampler, "workers": workers, "iter": done,
 					"train_seconds": trainTime.Seconds(), "perplexity": res.Perplexity,
 					"ll_per_token": ch.LogLikelihood() / float64(tr.NumTokens()),
 				})

@@ -1,0 +1,106 @@
+package lda
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/fedtopic/fedtopic/corpus"
+	"github.com/fedtopic/fedtopic/internal/rng"
+)
+
+// TestCollapsedStationary checks the collapsed (AD-LDA) kernel against exact
+// enumeration where it is exact: with one block, the block's view G + D is the
+// true current count, so the kernel must leave the collapsed posterior
+// p(z | w) ∝ Π_d Π_k Γ(C_dk + α) · Π_k Π_w Γ(C_kw + β)/Γ(C_k + Vβ) invariant.
+// Counts couple all documents, so every chain is its own tiny corpus; chains
+// start from exact draws of p(z | w) and run a few sweeps, and the joint
+// frequencies are compared with p by a chi-square test at a false-failure
+// rate of 1e-6.
+func TestCollapsedStationary(t *testing.T) {
+	const (
+		chains = 20_000
+		k      = 2
+		v      = 3
+		alpha  = 0.7
+		beta   = 0.4
+		sweeps = 3
+	)
+	c := &corpus.Corpus{Words: []int32{0, 1, 1, 2, 0}, DocStart: []int{0, 3, 5}, V: v}
+	n := len(c.Words)
+	states := 1 << n
+	p := make([]float64, states)
+	var sum float64
+	for s := range states {
+		var lp float64
+		nkw := make([]float64, k*v)
+		nk := make([]float64, k)
+		for d := 0; d < 2; d++ {
+			cnt := make([]float64, k)
+			for i := c.DocStart[d]; i < c.DocStart[d+1]; i++ {
+				z := s >> i & 1
+				cnt[z]++
+				nkw[z*v+int(c.Words[i])]++
+				nk[z]++
+			}
+			for _, x := range cnt {
+				lg, _ := math.Lgamma(x + alpha)
+				lp += lg
+			}
+		}
+		for t := range k {
+			for w := range v {
+				lg, _ := math.Lgamma(nkw[t*v+w] + beta)
+				lp += lg
+			}
+			lg, _ := math.Lgamma(nk[t] + v*beta)
+			lp -= lg
+		}
+		p[s] = math.Exp(lp)
+		sum += p[s]
+	}
+	cdf := make([]float64, states)
+	var acc float64
+	for s := range p {
+		p[s] /= sum
+		acc += p[s]
+		cdf[s] = acc
+	}
+	r := rng.Derive(3, "collapsed start")
+	obs := make([]int, states)
+	moved := 0
+	ctx := context.Background()
+	for ch := range chains {
+		m, err := NewMH(c, Config{K: k, Alpha: alpha, Beta: beta, Sampler: SamplerADLDA, Workers: 1, Seed: uint64(ch)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := r.Float64()
+		s0 := 0
+		for s0 < states-1 && cdf[s0] <= u {
+			s0++
+		}
+		for i := range n {
+			m.z[i] = uint16(s0 >> i & 1)
+		}
+		m.recount()
+		if err := m.Run(ctx, sweeps, nil); err != nil {
+			t.Fatal(err)
+		}
+		s := 0
+		for i, z := range m.z {
+			s |= int(z) << i
+		}
+		if s != s0 {
+			moved++
+		}
+		obs[s]++
+	}
+	chi, cells := chiSquare(t, obs, p)
+	if crit := chiCritical(cells); chi > crit {
+		t.Errorf("chi-square of joint topic frequencies after %d sweeps = %.1f; want ≤ %.1f (%d states)", sweeps, chi, crit, cells)
+	}
+	if moved < chains/10 {
+		t.Errorf("only %d of %d chains changed state; the kernel barely moves", moved, chains)
+	}
+}
