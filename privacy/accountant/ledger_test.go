@@ -380,7 +380,7 @@ func removeID(ids []string, id string) []string {
 }
 
 func TestLedgerSlackSurvivesRestart(t *testing.T) {
-	// 0.1 + 0.2 + 0.7 is 1.0000000000000002 in float64: within the slack,
+	// 0.33 + 0.56 + 0.11 is 1.0000000000000002 in float64: within the slack,
 	// so it is charged and the total clamped to the budget of 1 — before
 	// and after a restart.
 	path := filepath.Join(t.TempDir(), "p.ledger")
@@ -389,7 +389,7 @@ func TestLedgerSlackSurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, e := range []float64{0.1, 0.2, 0.7} {
+	for i, e := range []float64{0.33, 0.56, 0.11} {
 		if _, err := l.Spend(fmt.Sprint(i), []privacy.Event{lapEvent(e)}); err != nil {
 			t.Fatalf("Spend(%v) = %v", e, err)
 		}
