@@ -11,14 +11,15 @@ import (
 	"fmt"
 	"image/png"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -317,16 +318,11 @@ type webDriver struct {
 // session; both are stopped when the test ends.
 func startDriver(t *testing.T, driverPath, chromium, dir string) *webDriver {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(driverPath, "--port="+strconv.Itoa(port), "--allowed-ips=127.0.0.1", "--log-level=SEVERE")
+	// Port 0: chromedriver picks a free loopback port and prints it.
+	cmd := exec.Command(driverPath, "--port=0", "--allowed-ips=127.0.0.1", "--log-level=SEVERE")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // Chromium joins the group and goes with it
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &portWatcher{port: make(chan int, 1)}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start chromedriver: %v", err)
 	}
@@ -334,6 +330,12 @@ func startDriver(t *testing.T, driverPath, chromium, dir string) *webDriver {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
 	})
+	var port int
+	select {
+	case port = <-out.port:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("chromedriver did not say its port within 20 s; its output:\n%s", out)
+	}
 	wd := &webDriver{base: fmt.Sprintf("http://127.0.0.1:%d", port), client: &http.Client{Timeout: 60 * time.Second}}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -344,7 +346,7 @@ func startDriver(t *testing.T, driverPath, chromium, dir string) *webDriver {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("chromedriver on port %d not ready after 20 s; its output:\n%s", port, out.String())
+			t.Fatalf("chromedriver on port %d not ready after 20 s; its output:\n%s", port, out)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -360,11 +362,43 @@ func startDriver(t *testing.T, driverPath, chromium, dir string) *webDriver {
 		SessionID string `json:"sessionId"`
 	}
 	if err := wd.call(http.MethodPost, "/session", caps, &session); err != nil {
-		t.Fatalf("start Chromium through chromedriver: %v\n%s", err, out.String())
+		t.Fatalf("start Chromium through chromedriver: %v\n%s", err, out)
 	}
 	wd.base += "/session/" + session.SessionID
 	t.Cleanup(func() { wd.call(http.MethodDelete, "", nil, nil) })
 	return wd
+}
+
+// portLine is chromedriver's announcement of its port.
+var portLine = regexp.MustCompile(`started successfully on port (\d+)`)
+
+// portWatcher collects chromedriver's output and sends the port it
+// announces.
+type portWatcher struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	port chan int // buffered: one port
+	sent bool
+}
+
+// Write implements io.Writer.
+func (w *portWatcher) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if m := portLine.FindSubmatch(w.buf.Bytes()); m != nil && !w.sent {
+		n, _ := strconv.Atoi(string(m[1])) // \d+ of a port number
+		w.port <- n
+		w.sent = true
+	}
+	return len(p), nil
+}
+
+// String returns the output so far.
+func (w *portWatcher) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }
 
 // call sends one WebDriver command and decodes its "value" into v.
