@@ -28,6 +28,7 @@ func outline(t *testing.T, page []byte) string {
 	depth := 0
 	var stack []string
 	inPlot, inStyle, inSwatch := 0, false, 0
+	ids := map[string]bool{}
 	for {
 		tt := z.Next()
 		switch tt {
@@ -48,6 +49,19 @@ func outline(t *testing.T, page []byte) string {
 				return ""
 			}
 			void := tt == html.SelfClosingTagToken || isVoid(name)
+			if id := attr("id"); id != "" {
+				if ids[id] {
+					t.Errorf("outline: id %q appears twice", id)
+				}
+				ids[id] = true
+			}
+			if h := attr("href"); strings.HasPrefix(h, "#") {
+				defer func() {
+					if !ids[h[1:]] {
+						t.Errorf("outline: link to %s, which no element has", h)
+					}
+				}()
+			}
 			switch {
 			case inSwatch > 0:
 			case name == "svg" && strings.Contains(attr("class"), "swatch"):
