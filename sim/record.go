@@ -14,6 +14,9 @@ import (
 	"github.com/fedtopic/fedtopic/privacy/accountant"
 )
 
+// RecordFile is the name of the run record in a run directory.
+const RecordFile = "run.jsonl"
+
 // Line types of a run record.
 const (
 	TypeRound   = "round"
@@ -36,7 +39,15 @@ type RoundLine struct {
 	Epsilon   []PartyEpsilon     `json:"epsilon"`         // per party, composed over the run so far
 	DurationS float64            `json:"duration_s"`
 	Metrics   map[string]float64 `json:"metrics,omitempty"`
-	Error     string             `json:"error,omitempty"`
+	// PartyMetrics holds each party's local model's metrics, when measured.
+	PartyMetrics []PartyMetrics `json:"party_metrics,omitempty"`
+	Error        string         `json:"error,omitempty"`
+}
+
+// PartyMetrics are one party's local model's metrics.
+type PartyMetrics struct {
+	Party   string             `json:"party"`
+	Metrics map[string]float64 `json:"metrics"`
 }
 
 // PartyEpsilon is the privacy a party has spent over the run, composed by
@@ -49,7 +60,10 @@ type PartyEpsilon struct {
 	Unit       string  `json:"unit,omitempty"`
 	Accountant string  `json:"accountant,omitempty"`
 	Releases   int     `json:"releases"`
-	Error      string  `json:"error,omitempty"` // why the events could not be composed
+	// DocumentEpsilon is the cost at document level (group privacy), when
+	// the writer knows the documents' length bound.
+	DocumentEpsilon float64 `json:"document_epsilon,omitempty"`
+	Error           string  `json:"error,omitempty"` // why the events could not be composed
 }
 
 // SummaryLine is the last line of a run record.
@@ -63,8 +77,51 @@ type SummaryLine struct {
 	Bytes     []fed.Traffic      `json:"bytes"`  // per party, whole run
 	Epsilon   []PartyEpsilon     `json:"epsilon"`
 	DurationS float64            `json:"duration_s"`
-	Metrics   map[string]float64 `json:"metrics,omitempty"`
-	Error     string             `json:"error,omitempty"`
+	Metrics   map[string]float64 `json:"metrics,omitempty"` // final global model
+	Error     string             `json:"error,omitempty"`   // why the run stopped early
+
+	// What the writer knows besides the engine; all optional.
+	Model        string            `json:"model,omitempty"` // model family: "lda", "slda", ...
+	Topics       int               `json:"topics,omitempty"`
+	Vocab        int               `json:"vocab,omitempty"`
+	Corpus       string            `json:"corpus,omitempty"`
+	Split        string            `json:"split,omitempty"`
+	Params       map[string]string `json:"params,omitempty"`
+	PartyData    []PartyData       `json:"party_data,omitempty"`
+	Privacy      *Statement        `json:"privacy,omitempty"`
+	PartyMetrics []PartyMetrics    `json:"party_metrics,omitempty"` // final local models
+	Models       *ModelFiles       `json:"models,omitempty"`
+}
+
+// PartyData describes one party's data and budget.
+type PartyData struct {
+	Party         string  `json:"party"`
+	Docs          int     `json:"docs,omitempty"`
+	Tokens        int     `json:"tokens,omitempty"`
+	BudgetEpsilon float64 `json:"budget_epsilon,omitempty"`
+	BudgetDelta   float64 `json:"budget_delta,omitempty"`
+}
+
+// Statement is a run's privacy statement (RELIABILITY.md L-7) where the
+// writer knows more than the events say.
+type Statement struct {
+	Unit         string   `json:"unit,omitempty"`
+	Neighbouring string   `json:"neighbouring,omitempty"`
+	Accountant   string   `json:"accountant,omitempty"`
+	Released     []string `json:"released,omitempty"` // what left the parties
+	Notes        []string `json:"notes,omitempty"`
+}
+
+// ModelFiles names a run's model files, relative to its directory.
+type ModelFiles struct {
+	Global  string       `json:"global,omitempty"`
+	Parties []PartyModel `json:"parties,omitempty"`
+}
+
+// PartyModel names one party's final local model file.
+type PartyModel struct {
+	Party string `json:"party"`
+	Path  string `json:"path"`
 }
 
 // Recorder writes a run record: a JSON line per round attempt, then a

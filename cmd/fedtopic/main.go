@@ -107,6 +107,8 @@ its privacy cost is accounted and reported.`,
 		newExportCmd(e),
 		newPrivacyCmd(e),
 		newReportCmd(e),
+		newSimulateCmd(e),
+		newCertsCmd(e),
 	)
 	return root
 }

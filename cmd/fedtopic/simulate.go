@@ -1,0 +1,404 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fedtopic/fedtopic/corpus"
+	"github.com/fedtopic/fedtopic/eval"
+	"github.com/fedtopic/fedtopic/fed"
+	"github.com/fedtopic/fedtopic/internal/rng"
+	"github.com/fedtopic/fedtopic/privacy"
+	"github.com/fedtopic/fedtopic/privacy/accountant"
+	"github.com/fedtopic/fedtopic/sim"
+	"github.com/fedtopic/fedtopic/sim/adlda"
+	"github.com/fedtopic/fedtopic/sim/vocabround"
+	"github.com/fedtopic/fedtopic/topic"
+	"github.com/fedtopic/fedtopic/vocab"
+)
+
+// federatedAlgorithms lists the algorithms simulate, coordinator and party
+// can run, by name.
+func federatedAlgorithms() []fed.Algorithm {
+	return []fed.Algorithm{adlda.Algorithm}
+}
+
+// lookupAlgorithm returns the algorithm called name.
+func lookupAlgorithm(name string) (fed.Algorithm, error) {
+	var names []string
+	for _, a := range federatedAlgorithms() {
+		if a.Name == name {
+			return a, nil
+		}
+		names = append(names, a.Name)
+	}
+	return fed.Algorithm{}, usagef("--algorithm %q: unknown; choose one of %s", name, strings.Join(names, ", "))
+}
+
+// vocabRoundFlags configure the private vocabulary round.
+type vocabRoundFlags struct {
+	epsilon, delta float64
+	l0             int
+}
+
+func (v *vocabRoundFlags) register(c *cobra.Command) {
+	fs := c.Flags()
+	fs.Float64Var(&v.epsilon, "vocab-epsilon", 4, "ε of each party's private vocabulary selection (without --vocab)")
+	fs.Float64Var(&v.delta, "vocab-delta", 1e-6, "δ of each party's private vocabulary selection (without --vocab)")
+	fs.IntVar(&v.l0, "vocab-l0", 10, "most distinct words one document contributes to the vocabulary selection (the threshold grows with it: a word needs roughly 1 + l0·ln(l0/δ)/ε documents)")
+}
+
+func (v *vocabRoundFlags) params() (vocabround.Params, error) {
+	p := vocabround.Params{Selection: privacy.PartitionSelectionConfig{Epsilon: v.epsilon, Delta: v.delta, MaxWordsPerDoc: v.l0}}
+	if err := p.Validate(); err != nil {
+		return p, usageError{err}
+	}
+	return p, nil
+}
+
+// docWords returns each document of c as its list of words.
+func docWords(c *corpus.Corpus, v *vocab.Vocabulary) [][]string {
+	out := make([][]string, c.NumDocs())
+	for d := range out {
+		ids := c.Doc(d)
+		out[d] = make([]string, len(ids))
+		for i, w := range ids {
+			out[d][i] = v.Word(int(w))
+		}
+	}
+	return out
+}
+
+// algorithmParams merges the common flags into the algorithm's JSON
+// parameters: k and rounds always, the others only when given.
+func algorithmParams(c *cobra.Command, extra string, k, rounds int, alpha, beta float64, workers int) (json.RawMessage, map[string]string, error) {
+	m := map[string]any{}
+	if extra != "" {
+		if err := json.Unmarshal([]byte(extra), &m); err != nil {
+			return nil, nil, usagef("--params: not a JSON object: %v", err)
+		}
+	}
+	m["k"], m["rounds"] = k, rounds
+	if c.Flags().Changed("alpha") {
+		m["alpha"] = alpha
+	}
+	if c.Flags().Changed("beta") {
+		m["beta"] = beta
+	}
+	if c.Flags().Changed("workers") {
+		m["workers"] = workers
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	prov := map[string]string{}
+	for _, key := range slices.Sorted(maps.Keys(m)) {
+		prov[key] = fmt.Sprint(m[key])
+	}
+	return b, prov, nil
+}
+
+func newSimulateCmd(e *env) *cobra.Command {
+	var (
+		cf          corpusFlags
+		vf          vocabRoundFlags
+		algorithm   string
+		parties     int
+		split       string
+		k, rounds   int
+		alpha, beta float64
+		workers     int
+		params      string
+		seed        string
+		out         string
+		vocabFile   string
+		minParties  int
+		budgetEps   float64
+		budgetDelta float64
+		testFile    string
+		evalEvery   int
+	)
+	cmd := &cobra.Command{
+		Use:   "simulate --corpus FILE --parties N --split RULE --topics K --rounds R --out DIR",
+		Short: "Run a whole federation in one process: coordinator, parties, protocol and privacy",
+		Long: `simulate runs a federated algorithm with the coordinator and every party in
+this process, over the same protocol a deployment uses (every message is
+encoded, bytes are counted as on the wire) and with a durable privacy ledger
+per party. The corpus is split among the parties by a rule, or each input
+file is one party's corpus (--split files).
+
+The shared vocabulary is a file (--vocab), or is chosen by a private
+vocabulary round: each party releases only the words whose noisy document
+frequency passes a differentially private threshold, and the union is used.
+That round's (ε, δ) is charged to every party's ledger.
+
+It writes DIR/model (the global model; 'fedtopic export' and 'report' read
+it), DIR/parties/ID.model (each party's final local model), DIR/vocab.txt,
+DIR/run.jsonl (one JSON line per round: bytes per party, ε per party,
+duration, metrics; then a summary) and DIR/ledgers/ID.ledger.
+
+Algorithms: adlda (approximate distributed LDA, Newman et al. 2009: each
+party sweeps its documents against the global counts and sends count
+deltas every round; no privacy: the conventional baseline).`,
+		Example: `  fedtopic simulate --algorithm adlda --corpus demo/wordnet-glosses.jsonl --parties 3 --split sizes=1,2,3 --topics 20 --rounds 50 --seed 1 --out runs/demo
+  fedtopic simulate --corpus p1.txt,p2.txt,p3.txt --split files --tokenizer whitespace --vocab vocab.txt --topics 50 --rounds 100 --out runs/files`,
+		Args: noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			ctx := c.Context()
+			if out == "" {
+				return usagef("--out is required: the directory to write the model and run record to")
+			}
+			if k < 1 || k > adlda.MaxK {
+				return usagef("--topics %d: the number of topics must be between 1 and %d", k, adlda.MaxK)
+			}
+			if rounds < 1 {
+				return usagef("--rounds %d: must be at least 1", rounds)
+			}
+			alg, err := lookupAlgorithm(algorithm)
+			if err != nil {
+				return err
+			}
+			s, err := parseSeed(seed)
+			if err != nil {
+				return err
+			}
+			spec := corpus.SplitSpec{Method: corpus.SplitSizes}
+			if split != "" {
+				if spec, err = corpus.ParseSplit(split); err != nil {
+					return usageError{err}
+				}
+			}
+			if spec.Method != corpus.SplitFiles && len(spec.Sizes) == 0 && len(spec.Counts) == 0 && len(spec.Groups) == 0 {
+				spec.Parties = parties
+			}
+			if n := spec.NumParties(len(cf.paths)); c.Flags().Changed("parties") && n != parties {
+				return usagef("--split %s gives %d parties, but --parties is %d", spec, n, parties)
+			}
+			if parties = spec.NumParties(len(cf.paths)); parties < 1 {
+				return usagef("--split %s: no parties", spec)
+			}
+			budget := accountant.Budget{Epsilon: budgetEps, Delta: budgetDelta}
+			if err := budget.Validate(); err != nil {
+				return usageError{err}
+			}
+			paramJSON, paramProv, err := algorithmParams(c, params, k, rounds, alpha, beta, workers)
+			if err != nil {
+				return err
+			}
+			tc, err := cf.tokenizerConfig(nil)
+			if err != nil {
+				return err
+			}
+			vp, err := vf.params()
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(filepath.Join(out, "parties"), 0o755); err != nil {
+				return err
+			}
+			ledgerDir := filepath.Join(out, "ledgers")
+			if err := os.RemoveAll(ledgerDir); err != nil {
+				return err
+			}
+			sc := sim.Scenario{Algorithm: alg, Params: paramJSON, Seed: s, MinParties: minParties, Budget: budget, LedgerDir: ledgerDir}
+
+			// The parties' corpora over the shared vocabulary.
+			var fixed *vocab.Vocabulary
+			if vocabFile != "" {
+				if fixed, err = vocab.Load(vocabFile); err != nil {
+					return err
+				}
+			}
+			pooled, v, _, err := cf.load(ctx, tc, vocab.BuildOptions{}, fixed, e.stderr)
+			if err != nil {
+				return err
+			}
+			parts, err := corpus.Split(pooled, spec, rng.Derive(s, "simulate", "split"))
+			if err != nil {
+				return usageError{err}
+			}
+			words := v.Words()
+			if fixed == nil {
+				docs := make([][][]string, len(parts))
+				for i, p := range parts {
+					docs[i] = docWords(p, v)
+				}
+				selected, rec, err := sim.SelectVocabulary(ctx, sc, vp, docs)
+				if err != nil {
+					return err
+				}
+				for i := range parts {
+					if parts[i], err = sim.Remap(parts[i], words, selected); err != nil {
+						return err
+					}
+				}
+				words = selected
+				sc.Prior = append(sc.Prior, rec)
+				fmt.Fprintf(e.stderr, "private vocabulary round: %d words selected (ε = %g, δ = %g per party)\n", len(words), vp.Selection.Epsilon, vp.Selection.Delta)
+			}
+			sc.Corpora, sc.Vocab = parts, words
+			fv, err := vocab.New(words)
+			if err != nil {
+				return err
+			}
+			if err := fv.Save(filepath.Join(out, "vocab.txt")); err != nil {
+				return err
+			}
+			if testFile != "" {
+				test, _, _, err := cf.loadPaths(ctx, "test", []string{testFile}, tc, vocab.BuildOptions{}, fv, e.stderr)
+				if err != nil {
+					return err
+				}
+				sc.Metrics = func(round int, m *topic.Model) (map[string]float64, error) {
+					if round != rounds && (evalEvery <= 0 || round%evalEvery != 0) {
+						return nil, nil
+					}
+					r, err := eval.Perplexity(ctx, m, test, topic.InferConfig{Seed: s})
+					if err != nil {
+						return nil, err
+					}
+					return map[string]float64{"perplexity": r.Perplexity, "log_likelihood": r.LogLikelihood}, nil
+				}
+			}
+
+			f, err := os.Create(filepath.Join(out, sim.RecordFile))
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			sc.Record = f
+			ids := make([]string, len(parts))
+			for i := range ids {
+				ids[i] = fmt.Sprintf("p%d", i+1)
+			}
+			sc.Parties = ids
+			bar := newProgress(e.stderr, int64(rounds), "rounds", " rounds")
+			sc.OnRound = func(l sim.RoundLine) { bar.Set(int64(l.Round)) }
+			corpusDesc := fmt.Sprintf("%s: %d documents, %d tokens", strings.Join(cf.paths, ","), pooled.NumDocs(), pooled.NumTokens())
+			sc.Summary = func(sl *sim.SummaryLine, res *sim.Result) {
+				sl.Model, sl.Topics, sl.Vocab, sl.Corpus, sl.Split, sl.Params = "lda", k, len(words), corpusDesc, spec.String(), paramProv
+				sl.Models = &sim.ModelFiles{Global: "model"}
+				for i, id := range ids {
+					sl.PartyData = append(sl.PartyData, sim.PartyData{Party: id, Docs: parts[i].NumDocs(), Tokens: parts[i].NumTokens(),
+						BudgetEpsilon: budget.Epsilon, BudgetDelta: budget.Delta})
+					if res.Locals[i] != nil {
+						sl.Models.Parties = append(sl.Models.Parties, sim.PartyModel{Party: id, Path: filepath.Join("parties", id+".model")})
+					}
+				}
+				sl.Privacy = privacyStatement(alg.Name, fixed == nil, vp)
+			}
+			start := time.Now()
+			res, err := sim.Run(ctx, sc)
+			bar.Done()
+			if err != nil {
+				return err
+			}
+			prov := func(m *topic.Model) {
+				m.Prov.Method = alg.Name
+				if m.Prov.Params == nil {
+					m.Prov.Params = map[string]string{}
+				}
+				maps.Copy(m.Prov.Params, paramProv)
+				tokenizerParams(tc, m.Prov.Params)
+				m.Prov.Params["seed_source"] = seedSource(seed)
+				m.Prov.Params["parties"] = strconv.Itoa(len(ids))
+				m.Prov.Params["split"] = spec.String()
+				m.Prov.Seed, m.Prov.Rounds = s, res.Rounds
+				m.Prov.Corpus = corpusDesc
+				m.Prov.Created = time.Now().UTC().Format(time.RFC3339)
+				m.Prov.Version = version
+				for _, pe := range res.Summary.Epsilon {
+					m.Prov.Privacy = append(m.Prov.Privacy, topic.PrivacySpend{Party: pe.Party, Epsilon: pe.Epsilon, Delta: pe.Delta, Unit: pe.Unit})
+				}
+			}
+			if res.Global != nil {
+				prov(res.Global)
+				if err := topic.Save(filepath.Join(out, "model"), res.Global); err != nil {
+					return err
+				}
+			}
+			for i, l := range res.Locals {
+				if l != nil {
+					prov(l)
+					if err := topic.Save(filepath.Join(out, "parties", ids[i]+".model"), l); err != nil {
+						return err
+					}
+				}
+			}
+			printSummary(e.stdout, out, res.Summary, time.Since(start))
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	cf.register(fs, "training text (one file split by --split, or one file per party with --split files)")
+	vf.register(cmd)
+	fs.StringVar(&algorithm, "algorithm", adlda.Name, "federated algorithm: adlda")
+	fs.IntVar(&parties, "parties", 3, "number of parties (with --split files: one per corpus file)")
+	fs.StringVar(&split, "split", "", "how the corpus is divided: sizes=1,2,3 | counts=100,200 | labels | labels:sizes=1,2 | dirichlet=0.5 | files (default: equal random parts)")
+	fs.IntVarP(&k, "topics", "k", 0, "number of topics K (required)")
+	fs.IntVar(&rounds, "rounds", 50, "federated rounds")
+	fs.Float64Var(&alpha, "alpha", 0, "symmetric document-topic prior per topic (default 5/K)")
+	fs.Float64Var(&beta, "beta", 0, "symmetric topic-word prior (default 0.01)")
+	fs.IntVar(&workers, "workers", 0, "sampling goroutines per party (default 1); never changes the result")
+	fs.StringVar(&params, "params", "", `further algorithm parameters as a JSON object, e.g. '{"block_size": 8192}'`)
+	fs.StringVar(&seed, "seed", "", "random seed (default: a fresh one from the OS, printed and recorded)")
+	fs.StringVarP(&out, "out", "o", "", "directory to write the models, vocabulary and run record to (required)")
+	fs.StringVar(&vocabFile, "vocab", "", "shared vocabulary, one word per line, instead of the private vocabulary round")
+	fs.IntVar(&minParties, "min-parties", 0, "quorum: fewest updates a round aggregates (default: all parties)")
+	fs.Float64Var(&budgetEps, "budget-epsilon", 10, "each party's privacy budget ε; a round that would exceed it is refused")
+	fs.Float64Var(&budgetDelta, "budget-delta", 1e-5, "each party's privacy budget δ")
+	fs.StringVar(&testFile, "test", "", "held-out documents: document-completion perplexity of the global model goes into the run record")
+	fs.IntVar(&evalEvery, "eval-every", 0, "with --test, measure every N rounds as well as after the last (0: the last only)")
+	return cmd
+}
+
+// privacyStatement describes what a run released, for the run record.
+func privacyStatement(alg string, vocabRound bool, vp vocabround.Params) *sim.Statement {
+	st := &sim.Statement{Accountant: "privacy/accountant: pure ε adds up; Gaussian releases compose as μ-GDP"}
+	if vocabRound {
+		st.Unit = "document"
+		st.Neighbouring = "add or remove one document of a party"
+		st.Released = append(st.Released, fmt.Sprintf("vocabulary: words whose noisy document frequency passed partition selection (ε = %g, δ = %g, l0 = %d per party)",
+			vp.Selection.Epsilon, vp.Selection.Delta, vp.Selection.MaxWordsPerDoc))
+	} else {
+		st.Released = append(st.Released, "vocabulary: a shared file given to every party (public)")
+	}
+	if alg == adlda.Name {
+		st.Released = append(st.Released, "topic-word count changes of every party in every round, exactly (AD-LDA is not private)")
+		st.Notes = append(st.Notes, "AD-LDA is the non-private baseline: its count updates carry no noise and no privacy guarantee.")
+	}
+	return st
+}
+
+// printSummary tells what a run wrote and what it cost.
+func printSummary(w io.Writer, dir string, s sim.SummaryLine, elapsed time.Duration) {
+	fmt.Fprintf(w, "wrote %s: %s, %d rounds in %.1fs, seed %d\n", dir, s.Algorithm, s.Rounds, elapsed.Seconds(), s.Seed)
+	for i, b := range s.Bytes {
+		per := float64(b.Up+b.Down) / float64(max(s.Rounds, 1))
+		line := fmt.Sprintf("  %s: %.0f bytes per round (%d up, %d down in all)", b.Party, per, b.Up, b.Down)
+		if i < len(s.Epsilon) && s.Epsilon[i].Releases > 0 {
+			pe := s.Epsilon[i]
+			line += fmt.Sprintf(", ε = %.4g, δ = %.3g over %d releases", pe.Epsilon, pe.Delta, pe.Releases)
+		}
+		fmt.Fprintln(w, line)
+	}
+	if len(s.Metrics) > 0 {
+		keys := slices.Sorted(maps.Keys(s.Metrics))
+		var parts []string
+		for _, k := range keys {
+			parts = append(parts, fmt.Sprintf("%s %.6g", k, s.Metrics[k]))
+		}
+		fmt.Fprintf(w, "  global model: %s\n", strings.Join(parts, ", "))
+	}
+}
