@@ -52,6 +52,7 @@ type BudgetError struct {
 	Budget                           Budget
 }
 
+// Error names the release, the (ε, δ) it needs and what remains.
 func (e *BudgetError) Error() string {
 	return fmt.Sprintf("accountant: release %q needs ε = %.6g, δ = %.3g but only ε = %.6g, δ = %.3g remain of the budget (ε = %g, δ = %g): %v",
 		e.Release, e.RequestedEpsilon, e.RequestedDelta, e.RemainingEpsilon, e.RemainingDelta, e.Budget.Epsilon, e.Budget.Delta, ErrBudgetExhausted)
