@@ -72,7 +72,7 @@ func buildPage(ctx context.Context, runs []*run, opts Options) (*page, error) {
 
 	builders := []func() (section, error){
 		func() (section, error) { return setupSection(recorded), nil },
-		func() (section, error) { return privacySection(recorded), nil },
+		func() (section, error) { return privacySection(recorded) },
 		func() (section, error) { return convergenceSection(recorded) },
 		func() (section, error) { return communicationSection(recorded) },
 		func() (section, error) { return privacyUtilitySection(recorded) },
@@ -174,13 +174,13 @@ func setupSection(runs []*run) section {
 // privacySection is each run's privacy statement (RELIABILITY.md L-7):
 // unit, neighbouring relation, accountant, ε and δ per party, number of
 // releases, and what was released.
-func privacySection(runs []*run) section {
+func privacySection(runs []*run) (section, error) {
 	s := section{ID: "privacy", Title: "Privacy statement"}
 	if len(runs) == 0 {
-		return s
+		return s, nil
 	}
 	s.Intro = []string{"Each party's guarantee covers its own data, and each party's own ledger enforces its budget. The numbers below are what the parties' accountants reported; the report recomputes nothing."}
-	for _, r := range runs {
+	for i, r := range runs {
 		b := block{}
 		if len(runs) > 1 {
 			b.Heading = "Run " + r.name
@@ -274,11 +274,60 @@ func privacySection(runs []*run) section {
 			}
 			t.Rows = append(t.Rows, []string{p, eps, delta, docEps, strconv.Itoa(sp.releases), orDash(strings.Join(sp.mechanisms, ", ")), budget})
 		}
-		t.Note = "ε and δ are totals over the whole run. Releases counts every noised release a party made (a vector of V noised counts is one release), aborted rounds included, since a party that sent is charged. ε per document is the cost at the document level (group privacy over the document length or its clip), where the run recorded it."
-		b.Tables = []table{t}
+		t.Note = "ε and δ are totals over the whole run. Releases counts every noised release a party made (a vector of V noised counts is one release), aborted rounds included, since a party that sent is charged. ε per document, where the run recorded it, is the cost at the document level (group privacy over the document length or its clip)."
+		b.Tables = []table{dropEmptyColumns(t)}
+		if i < maxCommFigures {
+			fig, ok, err := epsilonFigure(r, i, unit)
+			if err != nil {
+				return s, err
+			}
+			if ok {
+				b.Figures = []figure{fig}
+			}
+		}
 		s.Blocks = append(s.Blocks, b)
 	}
-	return s
+	return s, nil
+}
+
+// epsilonFigure plots each party's ε spent so far against rounds, when the
+// record holds it for at least two rounds.
+func epsilonFigure(r *run, i int, unit string) (figure, bool, error) {
+	c := chart{
+		id:      "epsilon-" + strconv.Itoa(i),
+		title:   "ε spent against rounds — " + r.name,
+		xLabel:  "Communication round",
+		yLabel:  "ε spent so far",
+		intX:    true,
+		zeroY:   true,
+		caption: "Each party's total ε after each committed round, as its accountant composed it over every release so far (failed attempts included).",
+	}
+	if unit != "" && !strings.Contains(unit, ";") {
+		c.yLabel += " (per " + unit + ")"
+	}
+	enough := false
+	for j, p := range r.parties {
+		var xs, ys []float64
+		for _, rl := range r.rec.rounds {
+			for _, pe := range rl.Epsilon {
+				if pe.Party == p && pe.Error == "" && pe.Epsilon <= 1e300 {
+					xs = append(xs, float64(rl.Round))
+					ys = append(ys, pe.Epsilon)
+				}
+			}
+		}
+		if len(xs) >= 2 {
+			enough = true
+		}
+		if len(xs) > 0 {
+			c.series = append(c.series, series{name: "party " + p, xs: xs, ys: ys, style: 1 + j})
+		}
+	}
+	if !enough {
+		return figure{}, false, nil
+	}
+	fig, err := c.draw()
+	return fig, err == nil, err
 }
 
 // unitPhrase says "one word occurrence" for the unit "word occurrence".
