@@ -137,7 +137,10 @@ type Algorithm struct {
 	Name string
 	// NewAggregator builds the coordinator half.
 	NewAggregator func(s Setup) (Aggregator, error)
-	// NewLearner builds party i's half over its local documents.
+	// NewLearner builds the half of party s.Parties[party] over its local
+	// documents. Learners derive their random streams from the party's id,
+	// not its index: a deployed party builds its learner from a Setup that
+	// lists only itself, and must draw what it would in a simulation.
 	NewLearner func(s Setup, party int, docs *corpus.Corpus) (Learner, error)
 	// NewValidator builds the update checks, which both sides use (the
 	// coordinator to validate, both to size transport limits).

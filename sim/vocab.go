@@ -51,7 +51,7 @@ func SelectVocabulary(ctx context.Context, sc Scenario, p vocabround.Params, doc
 	}
 	learners := make([]fed.Learner, len(e.ids))
 	for i := range e.ids {
-		if learners[i], err = vocabround.NewLearner(p, docs[i], rng.Derive(sc.Seed, "vocabround", "party", i)); err != nil {
+		if learners[i], err = vocabround.NewLearner(p, docs[i], rng.Derive(sc.Seed, "vocabround", "party", e.ids[i])); err != nil {
 			return nil, rec, err
 		}
 	}

@@ -131,7 +131,10 @@ var Algorithm = fed.Algorithm{
 		if err != nil {
 			return nil, err
 		}
-		return NewLearner(p, len(s.Vocab), s.Seed, party, docs)
+		if party < 0 || party >= len(s.Parties) {
+			return nil, fmt.Errorf("adlda: party %d of %d", party, len(s.Parties))
+		}
+		return NewLearner(p, len(s.Vocab), s.Seed, s.Parties[party], docs)
 	},
 	NewValidator: func(s fed.Setup) (fed.Validator, error) {
 		p, err := setupParams(s)
@@ -247,7 +250,7 @@ func countsModel(c []int32, p Params, v int) *topic.Model {
 type Learner struct {
 	p      Params
 	v      int
-	party  int
+	id     string // the party's id: its random streams derive from it
 	seed   uint64
 	docs   *corpus.Corpus
 	blocks []int    // documents of block b are [blocks[b], blocks[b+1])
@@ -256,20 +259,21 @@ type Learner struct {
 	sweeps int
 }
 
-// NewLearner returns party party's learner over docs, with topics drawn
-// uniformly at random.
-func NewLearner(p Params, v int, seed uint64, party int, docs *corpus.Corpus) (*Learner, error) {
+// NewLearner returns the learner of the party called id over docs, with
+// topics drawn uniformly at random. Its streams derive from seed and id,
+// so a party that knows only itself draws what it would in a simulation.
+func NewLearner(p Params, v int, seed uint64, id string, docs *corpus.Corpus) (*Learner, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	p = p.withDefaults()
 	if err := docs.Validate(); err != nil {
-		return nil, fmt.Errorf("adlda: party %d: %w", party, err)
+		return nil, fmt.Errorf("adlda: party %s: %w", id, err)
 	}
 	if docs.V > v {
-		return nil, fmt.Errorf("adlda: party %d: corpus vocabulary of %d words, the federation's has %d", party, docs.V, v)
+		return nil, fmt.Errorf("adlda: party %s: corpus vocabulary of %d words, the federation's has %d", id, docs.V, v)
 	}
-	l := &Learner{p: p, v: v, party: party, seed: seed, docs: docs, z: make([]uint16, docs.NumTokens())}
+	l := &Learner{p: p, v: v, id: id, seed: seed, docs: docs, z: make([]uint16, docs.NumTokens())}
 	l.blocks = []int{0}
 	n := 0
 	for d := range docs.NumDocs() {
@@ -283,7 +287,7 @@ func NewLearner(p Params, v int, seed uint64, party int, docs *corpus.Corpus) (*
 		l.blocks = append(l.blocks, docs.NumDocs())
 	}
 	for b := 0; b+1 < len(l.blocks); b++ {
-		r := rng.Derive(seed, "adlda", "party", party, "init", "block", b)
+		r := rng.Derive(seed, "adlda", "party", id, "init", "block", b)
 		for i := docs.DocStart[l.blocks[b]]; i < docs.DocStart[l.blocks[b+1]]; i++ {
 			l.z[i] = uint16(r.IntN(p.K))
 		}
@@ -376,7 +380,7 @@ func (l *Learner) sweepBlock(s *sweeper, b int, g []int32, gk []int64) {
 	k := l.p.K
 	alpha, beta := l.p.Alpha, l.p.Beta
 	vb := float64(l.v) * beta
-	s.src.Seed(rng.Key(l.seed, "adlda", "party", l.party, "sweep", l.sweeps, "block", b))
+	s.src.Seed(rng.Key(l.seed, "adlda", "party", l.id, "sweep", l.sweeps, "block", b))
 	r := rand.New(s.src)
 	docs := l.docs
 	for d := l.blocks[b]; d < l.blocks[b+1]; d++ {

@@ -27,8 +27,9 @@
 // Determinism: within a party, documents are cut into fixed blocks of at
 // least BlockSize tokens; block b of sweep t samples with its own view of
 // the counts (G plus the block's own changes, the AD-LDA approximation one
-// level down) and its own stream rng.Derive(seed, "adlda", "party", p,
-// "sweep", t, "block", b). Workers run blocks in parallel and never change
+// level down) and its own stream rng.Derive(seed, "adlda", "party", id,
+// "sweep", t, "block", b), id the party's identity, so a deployed party,
+// which knows only itself, draws what it draws in a simulation. Workers run blocks in parallel and never change
 // the result. Sums over updates run in party order.
 //
 // Privacy: none. Counts are released exactly; the package emits no privacy

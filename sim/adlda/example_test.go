@@ -30,6 +30,6 @@ func Example() {
 	fmt.Printf("model: %d topics over %v\n", m.K, m.Vocab)
 	// Output:
 	// round 1: update of 10 bytes, broadcast of 10 bytes
-	// round 2: update of 8 bytes, broadcast of 10 bytes
+	// round 2: update of 4 bytes, broadcast of 10 bytes
 	// model: 2 topics over [apple pear plum]
 }

@@ -2,6 +2,7 @@ package adlda
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -60,7 +61,7 @@ func newParties(t *testing.T, p Params, v int, seed uint64) (*Aggregator, []*Lea
 	a := &Aggregator{p: p, v: v, g: make([]int32, p.K*v)}
 	var ls []*Learner
 	for i, c := range smallParties(v) {
-		l, err := NewLearner(p, v, seed, i, c)
+		l, err := NewLearner(p, v, seed, fmt.Sprintf("p%d", i+1), c)
 		if err != nil {
 			t.Fatal(err)
 		}
