@@ -72,18 +72,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "fedtopic: %v\n", err)
 		var ue usageError
 		if errors.As(err, &ue) {
-			fmt.Fprintf(stderr, "Run 'fedtopic %s --help' for usage.\n", commandName(root, args))
+			fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", commandPath(root, args))
 		}
 	}
 	return err
 }
 
-func commandName(root *cobra.Command, args []string) string {
+// commandPath returns the full name of the subcommand args run, such as
+// "fedtopic privacy pctd", or "fedtopic" if there is none.
+func commandPath(root *cobra.Command, args []string) string {
 	c, _, err := root.Find(args)
-	if err != nil || c == root {
-		return ""
+	if err != nil {
+		return root.Name()
 	}
-	return c.Name()
+	return c.CommandPath()
 }
 
 func newRootCmd(e *env) *cobra.Command {
