@@ -52,7 +52,7 @@ func ExampleWrite() {
 	// section: Convergence
 	// section: Communication
 	// section: Parties
-	// plot: ε spent against rounds — clinics, 4 points
+	// plot: ε spent against rounds — clinics, 2 points
 	// plot: Perplexity against rounds, 3 points
 	// plot: Bytes per party per round — clinics, 4 points
 	// plot: Perplexity against cumulative traffic, 2 points

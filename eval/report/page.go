@@ -40,8 +40,12 @@ type block struct {
 	Notes     []string
 }
 
-// def is one term of a definition list.
-type def struct{ Term, Desc string }
+// def is one term of a definition list: a description, or a list of
+// items.
+type def struct {
+	Term, Desc string
+	Items      []string
+}
 
 // table is an HTML table; Num marks right-aligned numeric columns.
 type table struct {
@@ -211,45 +215,50 @@ func privacySection(runs []*run) (section, error) {
 		if unit == "" {
 			unit = strings.Join(units, "; ")
 		}
-		if !r.private() {
-			b.Paras = append(b.Paras, "This run used no differential privacy: what the parties released was not noised, so no (ε, δ) guarantee holds (ε = ∞). Raw text still never left a party.")
-			b.Defs = []def{
-				{"Released", strings.Join(inferReleased(nil, r), "; ")},
-				{"Never released", "raw text, token–topic assignments and each party's document–topic proportions θ."},
-			}
-			s.Blocks = append(s.Blocks, b)
-			continue
-		}
-		b.Paras = append(b.Paras, fmt.Sprintf("Each party's releases satisfy (ε, δ)-differential privacy with respect to %s, with the ε and δ in the table below.", unitPhrase(unit)))
-		neigh := st.Neighbouring
-		if neigh == "" && unit != "" && !strings.Contains(unit, ";") {
-			neigh = fmt.Sprintf("Two datasets of a party are neighbours if they differ by adding or removing one %s.", unit)
-		}
-		acc := st.Accountant
-		if acc == "" && len(accountants) > 0 {
-			acc = describeAccountants(accountants)
-		}
-		if acc == "" && len(mechs) > 0 {
-			acc = inferAccountant(mechs) + " (inferred from the mechanisms; the run record does not name the accountant)"
-		}
 		released := st.Released
 		if len(released) == 0 {
 			released = inferReleased(mechs, r)
-		}
-		b.Defs = []def{
-			{"Privacy unit", orUnknown(unit, "not recorded")},
-			{"Neighbouring datasets", orUnknown(neigh, "not recorded")},
-			{"Accountant", orUnknown(acc, "none: no mechanism was recorded")},
-			{"Mechanisms", orUnknown(strings.Join(mechs, ", "), "none")},
-			{"Released", strings.Join(released, "; ")},
-			{"Never released", "raw text, token–topic assignments and each party's document–topic proportions θ."},
 		}
 		notes := append(slices.Clone(st.Notes), problems...)
 		for _, a := range assumptions {
 			notes = append(notes, "The guarantee is conditional: "+a+".")
 		}
+		const never = "raw text, token–topic assignments and each party's document–topic proportions θ."
+		if !r.private() {
+			b.Paras = append(b.Paras, "This run used no differential privacy: no party made a noised release, so no (ε, δ) guarantee holds (ε = ∞). Raw text still never left a party.")
+			b.Defs = []def{{Term: "Released", Items: released}, {Term: "Never released", Desc: never}}
+			for _, n := range notes {
+				b.Defs = append(b.Defs, def{Term: "Note", Desc: n})
+			}
+			s.Blocks = append(s.Blocks, b)
+			continue
+		}
+		b.Paras = append(b.Paras, fmt.Sprintf("Each party spent the ε and δ in the table below with respect to %s: the differential-privacy cost of its noised releases, composed by its accountant. A release listed below as exact (not noised) is covered by no guarantee.", unitPhrase(unit)))
+		neigh := st.Neighbouring
+		if neigh == "" && unit != "" && !strings.Contains(unit, ";") {
+			neigh = fmt.Sprintf("Two datasets of a party are neighbours if they differ by adding or removing one %s.", unit)
+		}
+		acc := describeAccountants(accountants)
+		switch {
+		case acc != "" && st.Accountant != "":
+			acc += " (" + st.Accountant + ")"
+		case acc == "":
+			acc = st.Accountant
+		}
+		if acc == "" && len(mechs) > 0 {
+			acc = inferAccountant(mechs) + " (inferred from the mechanisms; the run record does not name the accountant)"
+		}
+		b.Defs = []def{
+			{Term: "Privacy unit", Desc: orUnknown(unit, "not recorded")},
+			{Term: "Neighbouring datasets", Desc: orUnknown(neigh, "not recorded")},
+			{Term: "Accountant", Desc: orUnknown(acc, "not recorded")},
+		}
+		if len(mechs) > 0 {
+			b.Defs = append(b.Defs, def{Term: "Mechanisms", Desc: strings.Join(mechs, ", ")})
+		}
+		b.Defs = append(b.Defs, def{Term: "Released", Items: released}, def{Term: "Never released", Desc: never})
 		for _, n := range notes {
-			b.Defs = append(b.Defs, def{"Note", n})
+			b.Defs = append(b.Defs, def{Term: "Note", Desc: n})
 		}
 
 		t := table{
@@ -319,9 +328,17 @@ func epsilonFigure(r *run, i int, unit string) (figure, bool, error) {
 		if len(xs) >= 2 {
 			enough = true
 		}
-		if len(xs) > 0 {
-			c.series = append(c.series, series{name: "party " + p, xs: xs, ys: ys, style: 1 + j})
+		if len(xs) == 0 {
+			continue
 		}
+		// Parties that spent alike would hide each other's lines: draw them
+		// as one.
+		same := slices.IndexFunc(c.series, func(o series) bool { return slices.Equal(o.xs, xs) && slices.Equal(o.ys, ys) })
+		if same >= 0 {
+			c.series[same].name = strings.Replace(c.series[same].name, "party ", "parties ", 1) + ", " + p
+			continue
+		}
+		c.series = append(c.series, series{name: "party " + p, xs: xs, ys: ys, style: 1 + j})
 	}
 	if !enough {
 		return figure{}, false, nil

@@ -448,9 +448,10 @@ func (r *run) events() []privacy.Event {
 }
 
 // private reports whether the run used differential privacy: a privacy
-// event, a positive recorded spend or a privacy statement.
+// event or a positive recorded spend. (A privacy statement alone does not
+// make a run private: a non-private run states what it released too.)
 func (r *run) private() bool {
-	if r.sum.Privacy != nil || len(r.events()) > 0 {
+	if len(r.events()) > 0 {
 		return true
 	}
 	for _, p := range r.parties {
