@@ -110,6 +110,8 @@ its privacy cost is accounted and reported.`,
 		newPrivacyCmd(e),
 		newReportCmd(e),
 		newSimulateCmd(e),
+		newCoordinatorCmd(e),
+		newPartyCmd(e),
 		newCertsCmd(e),
 	)
 	return root

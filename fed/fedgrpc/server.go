@@ -136,6 +136,24 @@ func (s *Server) Stop() {
 	s.grpc.Stop()
 }
 
+// Shutdown stops accepting calls and waits for the calls in flight to
+// finish — so a final reply reaches the party that asked for it — or for
+// ctx to end, when it stops like Stop.
+func (s *Server) Shutdown(ctx context.Context) {
+	s.health.Shutdown()
+	done := make(chan struct{})
+	go func() {
+		s.grpc.GracefulStop()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.grpc.Stop()
+		<-done
+	}
+}
+
 // authorize authenticates every call by the verified client certificate,
 // checks the identity against the allow-list for the federation's methods,
 // and hands it to the coordinator, which checks it against the party each
