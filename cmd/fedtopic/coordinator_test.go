@@ -1,0 +1,320 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fedtopic/fedtopic/topic"
+)
+
+// buildBinary builds the fedtopic binary for process tests.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "fedtopic")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// freeAddr returns a loopback address that was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// deployment is a three-party federation on loopback: certificates, one
+// corpus file per party, a shared vocabulary and configuration files.
+type deployment struct {
+	dir, bin, addr string
+	rounds         int
+}
+
+const deploySeed = 17
+
+func newDeployment(t *testing.T, bin string, rounds int) *deployment {
+	t.Helper()
+	d := &deployment{dir: t.TempDir(), bin: bin, addr: freeAddr(t), rounds: rounds}
+	if _, stderr, err := runCmd(t, "certs", "--out", filepath.Join(d.dir, "certs"), "--parties", "p1,p2,p3"); err != nil {
+		t.Fatalf("certs: %v\n%s", err, stderr)
+	}
+	lines, err := os.ReadFile("testdata/three.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := strings.SplitAfter(strings.TrimSpace(string(lines)), "\n")
+	for i := range 3 {
+		part := strings.Join(docs[i*len(docs)/3:(i+1)*len(docs)/3], "")
+		if err := os.WriteFile(filepath.Join(d.dir, fmt.Sprintf("p%d.txt", i+1)), []byte(part), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var words []string
+	for _, g := range wordGroups {
+		words = append(words, g...)
+	}
+	slices.Sort(words)
+	d.write(t, "vocab.txt", strings.Join(words, "\n")+"\n")
+	d.write(t, "coordinator.yaml", fmt.Sprintf(`run: loopback
+algorithm: adlda
+listen: %s
+parties: [p1, p2, p3]
+round_timeout: 1m
+poll_timeout: 2s
+linger_timeout: 5s
+state_dir: state/coordinator
+out: out
+tls: {ca: certs/ca.pem, cert: certs/coordinator.pem, key: certs/coordinator-key.pem}
+vocab: vocab.txt
+params: {k: 3, rounds: %d}
+`, d.addr, rounds))
+	for i := 1; i <= 3; i++ {
+		d.write(t, fmt.Sprintf("p%d.yaml", i), fmt.Sprintf(`run: loopback
+id: p%d
+algorithm: adlda
+coordinator: %s
+server_name: coordinator
+tls: {ca: certs/ca.pem, cert: certs/p%d.pem, key: certs/p%d-key.pem}
+corpus: [p%d.txt]
+tokenizer: {mode: whitespace}
+vocab: vocab.txt
+params: {k: 3, rounds: %d}
+seed: %d
+budget: {epsilon: 1}
+state_dir: state/p%d
+retry_max: 200ms
+`, i, d.addr, i, i, i, rounds, deploySeed, i))
+	}
+	return d
+}
+
+func (d *deployment) write(t *testing.T, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(d.dir, name), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// proc is a running fedtopic process whose output is collected.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	out  strings.Builder
+	seen chan string // lines of output, for waiting on progress
+	done chan error
+}
+
+// start runs the binary with args in the deployment's directory.
+func (d *deployment) start(t *testing.T, name string, env []string, args ...string) *proc {
+	t.Helper()
+	p := &proc{name: name, cmd: exec.Command(d.bin, args...), seen: make(chan string, 1024), done: make(chan error, 1)}
+	p.cmd.Dir = d.dir
+	p.cmd.Env = append(os.Environ(), env...)
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Stderr = &lockedWriter{p: p}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { // owned by p: it ends when the process closes its output, before Wait returns
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.out.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+			select {
+			case p.seen <- sc.Text():
+			default:
+			}
+		}
+		p.done <- p.cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+type lockedWriter struct{ p *proc }
+
+func (w *lockedWriter) Write(b []byte) (int, error) {
+	w.p.mu.Lock()
+	defer w.p.mu.Unlock()
+	return w.p.out.Write(b)
+}
+
+func (p *proc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+// wait waits for the process to end, at most timeout.
+func (p *proc) wait(t *testing.T, timeout time.Duration) error {
+	t.Helper()
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return err
+	case <-time.After(timeout):
+		t.Fatalf("%s did not finish within %v; output:\n%s", p.name, timeout, p.output())
+		return nil
+	}
+}
+
+// waitFor waits until the process prints a line containing s.
+func (p *proc) waitFor(t *testing.T, s string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case line := <-p.seen:
+			if strings.Contains(line, s) {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("%s did not print %q within %v; output:\n%s", p.name, s, timeout, p.output())
+		}
+	}
+}
+
+// parties starts the three parties.
+func (d *deployment) parties(t *testing.T) []*proc {
+	var ps []*proc
+	for i := 1; i <= 3; i++ {
+		ps = append(ps, d.start(t, fmt.Sprintf("p%d", i), nil, "party", "--config", fmt.Sprintf("p%d.yaml", i)))
+	}
+	return ps
+}
+
+// finish waits for every process to succeed.
+func finish(t *testing.T, ps ...*proc) {
+	t.Helper()
+	for _, p := range ps {
+		if err := p.wait(t, time.Minute); err != nil {
+			t.Fatalf("%s: %v; output:\n%s", p.name, err, p.output())
+		}
+	}
+}
+
+// reference simulates the deployment in process: the same data, vocabulary
+// and seeds must give the same model (RELIABILITY.md R-8).
+func (d *deployment) reference(t *testing.T) *topic.Model {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "sim")
+	files := []string{filepath.Join(d.dir, "p1.txt"), filepath.Join(d.dir, "p2.txt"), filepath.Join(d.dir, "p3.txt")}
+	args := []string{"simulate", "--algorithm", "adlda", "--corpus", strings.Join(files, ","), "--split", "files", "--tokenizer", "whitespace",
+		"--vocab", filepath.Join(d.dir, "vocab.txt"), "--topics", "3", "--rounds", fmt.Sprint(d.rounds), "--seed", fmt.Sprint(deploySeed), "--out", out}
+	if _, stderr, err := runCmd(t, args...); err != nil {
+		t.Fatalf("simulate: %v\n%s", err, stderr)
+	}
+	m, err := topic.Load(filepath.Join(out, "model"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// committedRounds returns the committed rounds of the deployment's run
+// record, in order.
+func (d *deployment) committedRounds(t *testing.T) []int {
+	t.Helper()
+	rounds, sum := simulateRecord(t, filepath.Join(d.dir, "out"))
+	if sum.Rounds != d.rounds {
+		t.Errorf("run record summary: %d rounds; want %d", sum.Rounds, d.rounds)
+	}
+	var out []int
+	for _, r := range rounds {
+		if r.Committed {
+			out = append(out, r.Round)
+		}
+	}
+	return out
+}
+
+// TestProcessCrashResume is RELIABILITY.md R-4 with real processes: the
+// coordinator is killed with SIGKILL at each of the four boundaries of round
+// 3 and restarted on its state directory. The run completes with every
+// round committed exactly once in the run record, and the final model is
+// bit-identical to an in-process simulation with the same seeds (R-8).
+func TestProcessCrashResume(t *testing.T) {
+	bin := buildBinary(t)
+	const rounds = 6
+	want := newDeployment(t, bin, rounds).reference(t)
+	for _, point := range []string{"after-round-start", "mid-collection", "after-aggregate", "after-persist"} {
+		t.Run(point, func(t *testing.T) {
+			d := newDeployment(t, bin, rounds)
+			first := d.start(t, "coordinator", []string{"FEDTOPIC_CRASH_AT=" + point + ":3"}, "coordinator", "--config", "coordinator.yaml")
+			parties := d.parties(t)
+			err := first.wait(t, time.Minute)
+			if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+				t.Fatalf("first coordinator ended with %v; want killed by SIGKILL; output:\n%s", err, first.output())
+			}
+			second := d.start(t, "coordinator (restarted)", nil, "coordinator", "--config", "coordinator.yaml")
+			finish(t, append(parties, second)...)
+			got, err := topic.Load(filepath.Join(d.dir, "out", "model"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.Phi, want.Phi) {
+				t.Errorf("model after a kill at %s differs from the uninterrupted simulation", point)
+			}
+			if r := d.committedRounds(t); !slices.Equal(r, []int{1, 2, 3, 4, 5, 6}) {
+				t.Errorf("committed rounds in the run record: %v; want 1 … 6 once each", r)
+			}
+		})
+	}
+}
+
+// TestProcessPartyKill is RELIABILITY.md R-5 with real processes: a party
+// is killed with SIGKILL after its third round and restarted on its state
+// directory; it rejoins, and the run ends with the same model as without
+// the kill.
+func TestProcessPartyKill(t *testing.T) {
+	bin := buildBinary(t)
+	d := newDeployment(t, bin, 6)
+	want := d.reference(t)
+	coord := d.start(t, "coordinator", nil, "coordinator", "--config", "coordinator.yaml")
+	parties := d.parties(t)
+	parties[1].waitFor(t, "round 3:", time.Minute)
+	if err := parties[1].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	parties[1].wait(t, time.Minute)
+	restarted := d.start(t, "p2 (restarted)", nil, "party", "--config", "p2.yaml")
+	finish(t, coord, parties[0], parties[2], restarted)
+	got, err := topic.Load(filepath.Join(d.dir, "out", "model"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Phi, want.Phi) {
+		t.Error("model after killing and restarting p2 differs from the uninterrupted simulation")
+	}
+	local, err := topic.Load(filepath.Join(d.dir, "state", "p2", "model"))
+	if err != nil || local.K != 3 {
+		t.Errorf("restarted p2's local model: %v, %v", local, err)
+	}
+}
