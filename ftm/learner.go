@@ -176,7 +176,7 @@ func (l *Learner) train(ctx context.Context, round int, composed *modelMsg) erro
 		if err := ch.reinit(ctx, round); err != nil {
 			return err
 		}
-		if err := ch.sweep(ctx, round, 1, true); err != nil {
+		if err := ch.sweep(ctx, round, 1, sampleFull); err != nil {
 			return err
 		}
 		first = 2
@@ -185,7 +185,7 @@ func (l *Learner) train(ctx context.Context, round int, composed *modelMsg) erro
 		if err := ch.drawPhi(ctx, round, it); err != nil {
 			return err
 		}
-		if err := ch.sweep(ctx, round, it, true); err != nil {
+		if err := ch.sweep(ctx, round, it, sampleDelta); err != nil {
 			return err
 		}
 	}

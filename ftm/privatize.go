@@ -271,11 +271,19 @@ func (st *store) appendProposal(dst []int32, es []entry) []int32 {
 }
 
 // appendItem appends the compact encoding of an item's entries (sorted by
-// word, every value ≥ k0): the number of entries as a uvarint, then per
-// entry the gap to the previous word and the value's excess over k0, one
-// byte each when below 255, else the byte 255 and a uvarint of the rest.
+// word, every value ≥ k0): the body's length in bytes as a uvarint, then
+// per entry the gap to the previous word and the value's excess over k0,
+// one byte each when below 255, else the byte 255 and a uvarint of the
+// rest. At FTM's settings an entry takes two bytes (a gap of 255 words or
+// an excess of 255 grid steps is rare), against eight as (int32, float32).
 func (st *store) appendItem(dst []byte, es []entry) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(es)))
+	body := st.appendBody(nil, es)
+	dst = binary.AppendUvarint(dst, uint64(len(body)))
+	return append(dst, body...)
+}
+
+// appendBody appends the entries of an item without the length prefix.
+func (st *store) appendBody(dst []byte, es []entry) []byte {
 	prev := int32(-1)
 	for _, e := range es {
 		gap := uint64(e.w - prev - 1)
@@ -295,18 +303,21 @@ func (st *store) appendItem(dst []byte, es []entry) []byte {
 	return dst
 }
 
-// bytes returns the memory the store holds per item beyond the corpus, for
-// the throughput report: the compact encodings and the proposal words.
+// bytes returns the memory the store holds beyond the corpus: the compact
+// encodings and the proposal words.
 func (st *store) bytes() int64 {
 	return int64(len(st.enc)) + 4*int64(len(st.prop)) + 4*int64(len(st.propStart)) + 8*int64(len(st.encOff))
 }
 
-// reader reads items' entries, in document order, for one goroutine.
+// reader reads items, in document order, for one goroutine: each as the
+// body of its compact encoding (see appendItem), decoded from the store or
+// drawn again and encoded into scratch space.
 type reader struct {
 	st     *store
 	es     []entry
 	pe     []privacy.Entry
 	counts []privacy.Count
+	body   []byte // scratch encoding of a regenerated item
 	src    *rand.ChaCha8
 	r      *rand.Rand
 	enc    []byte // remaining encoding of the open block (compact mode)
@@ -342,50 +353,40 @@ func (r *reader) openRegen(d int) {
 	}
 }
 
-// next returns the entries of item i, the next item of the open document;
-// the slice is valid until the next call.
-func (r *reader) next(i int) []entry {
+// next returns the encoded body of item i, the next item of the open
+// document; the slice is valid until the next call.
+func (r *reader) next(i int) []byte {
 	if r.redraw {
-		return r.regen(i)
+		r.body = r.st.appendBody(r.body[:0], r.regen(i))
+		return r.body
 	}
-	return r.decode()
+	n, k := binary.Uvarint(r.enc)
+	body := r.enc[k : k+int(n)]
+	r.enc = r.enc[k+int(n):]
+	return body
 }
 
-// decode reads one item from the compact encoding of the open block.
-func (r *reader) decode() []entry {
-	b := r.enc
-	n, k := binary.Uvarint(b)
-	b = b[k:]
-	es := r.es[:0]
-	if cap(es) < int(n) {
-		es = make([]entry, 0, int(n)+int(n)/4)
-	}
-	es = es[:n]
+// decodeBody decodes an item's body into dst[:0].
+func (st *store) decodeBody(dst []entry, body []byte) []entry {
+	dst = dst[:0]
 	w := int32(-1)
-	k0 := r.st.k0
-	for j := range es {
-		g := int32(b[0])
+	for p := 0; p < len(body); {
+		g := int32(body[p])
+		p++
 		if g == 255 {
-			x, m := binary.Uvarint(b[1:])
-			g = 255 + int32(x)
-			b = b[1+m:]
-		} else {
-			b = b[1:]
+			x, n := binary.Uvarint(body[p:])
+			g, p = 255+int32(x), p+n
 		}
-		x := int32(b[0])
+		x := int32(body[p])
+		p++
 		if x == 255 {
-			y, m := binary.Uvarint(b[1:])
-			x = 255 + int32(y)
-			b = b[1+m:]
-		} else {
-			b = b[1:]
+			y, n := binary.Uvarint(body[p:])
+			x, p = 255+int32(y), p+n
 		}
 		w += g + 1
-		es[j] = entry{w: w, s: k0 + x}
+		dst = append(dst, entry{w: w, s: st.k0 + x})
 	}
-	r.enc = b
-	r.es = es
-	return es
+	return dst
 }
 
 // regen draws item i's vector from the open document's stream (the

@@ -2,6 +2,7 @@ package ftm
 
 import (
 	"context"
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -114,7 +115,7 @@ func (ch *chain) initUniform(ctx context.Context, round int) error {
 	if err != nil {
 		return err
 	}
-	return ch.sweep(ctx, round, 0, false)
+	return ch.sweep(ctx, round, 0, countOnly)
 }
 
 // reinit draws every item's topic from the word proposal of the current Φ
@@ -158,11 +159,21 @@ func (ch *chain) subtrahend() []float64 {
 	return ch.sub
 }
 
-// sweep samples every item once with the current Φ (sample false: only
-// counts the current topics) and leaves C and the items per topic in ch.c
-// and ch.nk. Block b of round r, iteration it draws from the stream
-// (labels, "round", r, "sweep", it, b).
-func (ch *chain) sweep(ctx context.Context, round, iter int, sample bool) error {
+// Kinds of sweep.
+const (
+	countOnly   = iota // count the current topics; sample nothing
+	sampleFull         // sample, then count every item afresh
+	sampleDelta        // sample, and move the counts of the items that changed topic
+)
+
+// sweep samples every item once with the current Φ (or only counts) and
+// leaves C and the items per topic in ch.c and ch.nk. A sampleDelta sweep
+// needs ch.c and ch.nk to match the topics before it: it reads an item's
+// vector again only to move it between two rows of C when the item changed
+// topic, which after burn-in is a few percent of the items. Block b of
+// round r, iteration it draws from the stream (labels, "round", r,
+// "sweep", it, b).
+func (ch *chain) sweep(ctx context.Context, round, iter int, mode int) error {
 	for _, sw := range ch.sw {
 		clear(sw.c)
 		clear(sw.nk)
@@ -170,38 +181,41 @@ func (ch *chain) sweep(ctx context.Context, round, iter int, sample bool) error 
 	blocks := ch.st.blocks
 	err := parallel(ctx, ch.workers, len(blocks)-1, func(w, b int) {
 		var key [32]byte
-		if sample {
+		if mode != countOnly {
 			key = ch.key("round", round, "sweep", iter, b)
 		}
-		ch.sweepBlock(ch.sw[w], b, key, sample)
+		ch.sweepBlock(ch.sw[w], b, key, mode)
 	})
 	if err != nil {
 		return err
 	}
-	// Merge the workers' counts (integers: exact in any order), topics in
-	// parallel.
+	// Merge the workers' counts or changes (integers: exact in any
+	// order), topics in parallel.
 	k, v := ch.k, ch.v
 	_ = parallel(context.Background(), ch.workers, k, func(_, t int) {
 		row := ch.c[t*v : (t+1)*v]
-		copy(row, ch.sw[0].c[t*v:(t+1)*v])
-		for _, sw := range ch.sw[1:] {
+		if mode != sampleDelta {
+			clear(row)
+		}
+		for _, sw := range ch.sw {
 			for w, x := range sw.c[t*v : (t+1)*v] {
 				row[w] += x
 			}
 		}
 	})
 	for t := range ch.nk {
-		var n int64
-		for _, sw := range ch.sw {
-			n += sw.nk[t]
+		if mode != sampleDelta {
+			ch.nk[t] = 0
 		}
-		ch.nk[t] = n
+		for _, sw := range ch.sw {
+			ch.nk[t] += sw.nk[t]
+		}
 	}
 	return nil
 }
 
 // sweepBlock samples (or only counts) the items of block b.
-func (ch *chain) sweepBlock(sw *sweeper, b int, key [32]byte, sample bool) {
+func (ch *chain) sweepBlock(sw *sweeper, b int, key [32]byte, mode int) {
 	st := ch.st
 	rd := sw.rd
 	rd.openBlock(b)
@@ -218,19 +232,24 @@ func (ch *chain) sweepBlock(sw *sweeper, b int, key [32]byte, sample bool) {
 		}
 		n := float64(len(zd))
 		for j := range zd {
-			es := rd.next(s + j)
-			cur := int(zd[j])
-			if sample {
+			body := rd.next(s + j)
+			old := int(zd[j])
+			cur := old
+			if mode != countOnly {
 				cnt[cur]--
-				cur = ch.sampleItem(sw, es, st.proposal(s+j), zd, j, cur, n, n+kAlpha)
+				cur = ch.sampleItem(sw, body, st.proposal(s+j), zd, j, cur, n, n+kAlpha)
 				zd[j] = uint16(cur)
 				cnt[cur]++
 			}
-			row := sw.c[cur*v : (cur+1)*v]
-			for _, e := range es {
-				row[e.w] += int64(e.s)
+			switch {
+			case mode != sampleDelta:
+				ch.scatter(body, sw.c[cur*v:(cur+1)*v], nil)
+				sw.nk[cur]++
+			case cur != old:
+				ch.scatter(body, sw.c[cur*v:(cur+1)*v], sw.c[old*v:(old+1)*v])
+				sw.nk[cur]++
+				sw.nk[old]--
 			}
-			sw.nk[cur]++
 		}
 		for _, t := range zd {
 			cnt[t] = 0
@@ -238,31 +257,49 @@ func (ch *chain) sweepBlock(sw *sweeper, b int, key [32]byte, sample bool) {
 	}
 }
 
+// scatter adds an item's vector (encoded body) to row add and, unless sub
+// is nil, subtracts it from row sub, in grid steps.
+func (ch *chain) scatter(body []byte, add, sub []int64) {
+	k0 := int64(ch.st.k0)
+	w := -1
+	for p := 0; p < len(body); {
+		g := int(body[p])
+		p++
+		if g == 255 {
+			x, n := binary.Uvarint(body[p:])
+			g, p = 255+int(x), p+n
+		}
+		x := int64(body[p])
+		p++
+		if x == 255 {
+			y, n := binary.Uvarint(body[p:])
+			x, p = 255+int64(y), p+n
+		}
+		w += g + 1
+		add[w] += k0 + x
+		if sub != nil {
+			sub[w] -= k0 + x
+		}
+	}
+}
+
 // sampleItem runs the MH steps of item j of a document (topics zd, n items,
-// n + Kα total proposal mass) whose entries are es, from topic cur, with
-// the document's counts excluding the item in sw.cnt; it returns the new
-// topic.
-func (ch *chain) sampleItem(sw *sweeper, es []entry, pw []int32, zd []uint16, j, cur int, n, total float64) int {
+// n + Kα total proposal mass) whose encoded vector is body, from topic cur,
+// with the document's counts excluding the item in sw.cnt; it returns the
+// new topic.
+func (ch *chain) sampleItem(sw *sweeper, body []byte, pw []int32, zd []uint16, j, cur int, n, total float64) int {
 	src := sw.src
 	p := ch.phi
 	k, alpha := ch.k, ch.alpha
 	prop := sw.prop
 	cand := append(sw.cand[:0], cur)
-	addCand := func(t int) {
-		for _, c := range cand {
-			if c == t {
-				return
-			}
-		}
-		cand = append(cand, t)
-	}
 	for s := 0; s < ch.steps; s++ {
 		w := pw[0]
 		if len(pw) > 1 {
 			w = pw[uniformN(src, len(pw))]
 		}
 		tw := p.drawProposal(src, w)
-		addCand(tw)
+		cand = addCandidate(cand, tw)
 		td := -1 // the item itself: a move to the current topic
 		if u := unit(src.Uint64()) * total; u < n {
 			if q := int(u); q != j {
@@ -272,7 +309,7 @@ func (ch *chain) sampleItem(sw *sweeper, es []entry, pw []int32, zd []uint16, j,
 			td = min(int((u-n)/alpha), k-1)
 		}
 		if td >= 0 {
-			addCand(td)
+			cand = addCandidate(cand, td)
 		}
 		prop[2*s], prop[2*s+1] = tw, td
 	}
@@ -281,20 +318,12 @@ func (ch *chain) sampleItem(sw *sweeper, es []entry, pw []int32, zd []uint16, j,
 		return cur
 	}
 	ll := sw.ll[:len(cand)]
-	ch.logLiks(es, cand, ll)
-	llOf := func(t int) float64 {
-		for i, c := range cand {
-			if c == t {
-				return ll[i]
-			}
-		}
-		panic("ftm: topic without a likelihood")
-	}
+	ch.logLiks(body, cand, ll)
 	cnt := sw.cnt
 	llCur := ll[0]
 	for s := 0; s < ch.steps; s++ {
 		if t := prop[2*s]; t != cur {
-			llT := llOf(t)
+			llT := ll[candidateIndex(cand, t)]
 			r := (float64(cnt[t]) + alpha) / (float64(cnt[cur]) + alpha) *
 				p.mixture(pw, cur) / p.mixture(pw, t)
 			if accept(src, r, llT, llCur) {
@@ -302,13 +331,33 @@ func (ch *chain) sampleItem(sw *sweeper, es []entry, pw []int32, zd []uint16, j,
 			}
 		}
 		if t := prop[2*s+1]; t >= 0 && t != cur {
-			llT := llOf(t)
+			llT := ll[candidateIndex(cand, t)]
 			if accept(src, 1, llT, llCur) {
 				cur, llCur = t, llT
 			}
 		}
 	}
 	return cur
+}
+
+// addCandidate appends t to cand unless it is there.
+func addCandidate(cand []int, t int) []int {
+	for _, c := range cand {
+		if c == t {
+			return cand
+		}
+	}
+	return append(cand, t)
+}
+
+// candidateIndex returns the index of t in cand, which holds it.
+func candidateIndex(cand []int, t int) int {
+	for i, c := range cand {
+		if c == t {
+			return i
+		}
+	}
+	panic("ftm: topic without a likelihood")
 }
 
 // accept decides a Metropolis–Hastings move whose acceptance ratio is
@@ -323,45 +372,52 @@ func accept(src *rand.ChaCha8, r, llT, llCur float64) bool {
 }
 
 // logLiks sets ll[c] = ℓ(cand[c]) = Σ_e n̂_e · log φ_{cand[c], w_e} for the
-// entries es, in one pass; each sum runs in entry order, so a topic's value
-// does not depend on the other candidates.
-func (ch *chain) logLiks(es []entry, cand []int, ll []float64) {
+// encoded vector body, decoding it once for up to four topics; each sum
+// runs in entry order, so a topic's value does not depend on the other
+// candidates.
+func (ch *chain) logLiks(body []byte, cand []int, ll []float64) {
 	v := ch.v
 	lr := ch.phi.logRow
 	row := func(t int) []float32 { return lr[t*v : (t+1)*v] }
-	switch len(cand) {
-	case 2:
-		r0, r1 := row(cand[0]), row(cand[1])
-		var a0, a1 float64
-		for _, e := range es {
-			s := float64(e.s)
-			a0 += s * float64(r0[e.w])
-			a1 += s * float64(r1[e.w])
+	k0 := float64(ch.st.k0)
+	var acc [4]float64
+	for c0 := 0; c0 < len(cand); c0 += 4 {
+		r0, r1, r2, r3 := row(cand[c0]), row(cand[c0]), row(cand[c0]), row(cand[c0])
+		if c0+1 < len(cand) {
+			r1 = row(cand[c0+1])
 		}
-		ll[0], ll[1] = a0, a1
-	case 3:
-		r0, r1, r2 := row(cand[0]), row(cand[1]), row(cand[2])
-		var a0, a1, a2 float64
-		for _, e := range es {
-			s := float64(e.s)
-			a0 += s * float64(r0[e.w])
-			a1 += s * float64(r1[e.w])
-			a2 += s * float64(r2[e.w])
+		if c0+2 < len(cand) {
+			r2 = row(cand[c0+2])
 		}
-		ll[0], ll[1], ll[2] = a0, a1, a2
-	default:
-		for c, t := range cand {
-			r := row(t)
-			var a float64
-			for _, e := range es {
-				a += float64(e.s) * float64(r[e.w])
+		if c0+3 < len(cand) {
+			r3 = row(cand[c0+3])
+		}
+		var a0, a1, a2, a3 float64
+		w := -1
+		for p := 0; p < len(body); {
+			g := int(body[p])
+			p++
+			if g == 255 {
+				x, n := binary.Uvarint(body[p:])
+				g, p = 255+int(x), p+n
 			}
-			ll[c] = a
+			x := float64(body[p])
+			p++
+			if x == 255 {
+				y, n := binary.Uvarint(body[p:])
+				x, p = 255+float64(y), p+n
+			}
+			w += g + 1
+			s := k0 + x
+			a0 += s * float64(r0[w])
+			a1 += s * float64(r1[w])
+			a2 += s * float64(r2[w])
+			a3 += s * float64(r3[w])
 		}
-	}
-	u := ch.st.unit
-	for c := range ll {
-		ll[c] *= u
+		acc = [4]float64{a0, a1, a2, a3}
+		for c := c0; c < min(c0+4, len(cand)); c++ {
+			ll[c] = acc[c-c0] * ch.st.unit
+		}
 	}
 }
 

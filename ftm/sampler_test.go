@@ -2,7 +2,9 @@ package ftm
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -87,7 +89,7 @@ func exactJoint(ch *chain, d int) []float64 {
 	}
 	rd.openDoc(d)
 	for j := 0; j < n; j++ {
-		es := rd.next(s + j)
+		es := st.decodeBody(nil, rd.next(s+j))
 		ll[j] = make([]float64, k)
 		for t := 0; t < k; t++ {
 			var a float64
@@ -205,7 +207,7 @@ func TestChainStationary(t *testing.T) {
 					t.Fatal(err)
 				}
 				for it := 1; it <= sweeps; it++ {
-					if err := ch.sweep(ctx, 1, it, true); err != nil {
+					if err := ch.sweep(ctx, 1, it, sampleDelta); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -224,6 +226,86 @@ func TestChainStationary(t *testing.T) {
 				if stat > crit {
 					t.Errorf("document %d: chi-square %.1f with %d degrees of freedom > %.1f (1e-6 quantile): the chain does not sample π", d, stat, dof, crit)
 				}
+			}
+		})
+	}
+}
+
+// runChain privatizes c and runs a round from random topics and a round
+// from composed rows, as a Learner does, with the given workers; it checks
+// after every sweep that the incrementally kept counts equal a recount.
+func runChain(t *testing.T, c *corpus.Corpus, sentences bool, workers int, debias float64) *chain {
+	t.Helper()
+	ctx := context.Background()
+	st := testStore(t, c, privatizeConfig{eps: 3, tau: 0.2, sentences: sentences, blockSize: 64, noiseMemory: 20 << 10, workers: workers}, 9)
+	const k = 8
+	ch := newChain(st, k, 0.2, 0.01, 2, workers, 11, []any{"test"}, debias)
+	check := func(when string) {
+		t.Helper()
+		c, nk := slices.Clone(ch.c), slices.Clone(ch.nk)
+		if err := ch.sweep(ctx, 0, 0, countOnly); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(c, ch.c) || !slices.Equal(nk, ch.nk) {
+			t.Fatalf("workers=%d, %s: kept counts differ from a recount", workers, when)
+		}
+	}
+	if err := ch.initUniform(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	for it := 1; it <= 4; it++ {
+		if err := ch.drawPhi(ctx, 1, it); err != nil {
+			t.Fatal(err)
+		}
+		if err := ch.sweep(ctx, 1, it, sampleDelta); err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprintf("round 1 sweep %d", it))
+	}
+	if err := ch.phi.set(ctx, workers, ch.rows()); err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.reinit(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.sweep(ctx, 2, 1, sampleFull); err != nil {
+		t.Fatal(err)
+	}
+	check("round 2 sweep 1")
+	for it := 2; it <= 3; it++ {
+		if err := ch.drawPhi(ctx, 2, it); err != nil {
+			t.Fatal(err)
+		}
+		if err := ch.sweep(ctx, 2, it, sampleDelta); err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprintf("round 2 sweep %d", it))
+	}
+	return ch
+}
+
+// TestChainWorkersAndCounts checks that the number of workers never
+// changes the topics, counts or model, and that the counts a sampleDelta
+// sweep keeps equal a recount, for tokens and sentences, with and without
+// debiasing.
+func TestChainWorkersAndCounts(t *testing.T) {
+	c := randomCorpus(300, 300, 2)
+	for _, tc := range []struct {
+		name      string
+		sentences bool
+		debias    float64
+	}{{"tokens", false, 0}, {"sentences", true, 0}, {"tokens debiased", false, 0.01}} {
+		t.Run(tc.name, func(t *testing.T) {
+			one := runChain(t, c, tc.sentences, 1, tc.debias)
+			three := runChain(t, c, tc.sentences, 3, tc.debias)
+			if !slices.Equal(one.z, three.z) || !slices.Equal(one.c, three.c) {
+				t.Errorf("topics or counts differ between 1 and 3 workers")
+			}
+			if !slices.Equal(one.rows(), three.rows()) {
+				t.Errorf("local models differ between 1 and 3 workers")
+			}
+			if !slices.Equal(one.phi.logRow, three.phi.logRow) {
+				t.Errorf("Φ differs between 1 and 3 workers")
 			}
 		})
 	}
