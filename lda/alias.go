@@ -103,17 +103,6 @@ func (b *aliasBuilder) build(tab []aliasEntry, w []float64, sum float64) {
 	b.finish(tab)
 }
 
-// build32 is build for float32 weights.
-func (b *aliasBuilder) build32(tab []aliasEntry, w []float32, sum float64) {
-	n := len(w)
-	b.grow(n)
-	scale := float64(n) / sum
-	for i, x := range w {
-		b.scaled[i] = float64(x) * scale
-	}
-	b.finish(tab)
-}
-
 // sparseEntry is one slot of a sparse alias table over a subset of topics:
 // a draw that lands on it returns topic when the coin is below thresh and
 // alias otherwise.

@@ -46,11 +46,12 @@ func gammaMT(r *rand.Rand, a float64) float64 {
 // gammaSmall holds the constants of the GS algorithm for one shape a < 1.
 type gammaSmall struct {
 	a, b, invA float64
-	pow        int // 1/a when it is a small integer (β = 0.01 gives 100), else 0
+	pow        int     // 1/a when it is a small integer (β = 0.01 gives 100), else 0
+	pZero      float64 // p < pZero gives p^(1/a) < 2⁻¹⁹⁰ (see drawPhi)
 }
 
 func newGammaSmall(a float64) gammaSmall {
-	g := gammaSmall{a: a, b: 1 + a/math.E, invA: 1 / a}
+	g := gammaSmall{a: a, b: 1 + a/math.E, invA: 1 / a, pZero: math.Exp2(-190 * a)}
 	if n := math.Round(g.invA); n == g.invA && n <= 1024 {
 		g.pow = int(n)
 	}
@@ -124,13 +125,14 @@ func (g gammaSmall) from(p float64, src *rand.ChaCha8) float64 {
 	}
 }
 
-// powInt returns x^n for 1 ≤ n ≤ 1024 by repeated squaring, without
-// data-dependent branches.
+// powInt returns x^n for n ≥ 1 by repeated squaring. n is the same for
+// every draw of a Dirichlet draw, so the branches are predicted.
 func powInt(x float64, n int) float64 {
 	y := 1.0
-	for range 11 {
-		f := [2]float64{1, x}
-		y *= f[n&1]
+	for n > 0 {
+		if n&1 == 1 {
+			y *= x
+		}
 		x *= x
 		n >>= 1
 	}

@@ -61,7 +61,7 @@ func TestDrawPhiMean(t *testing.T) {
 	check := [][2]int{{0, 0}, {0, 1}, {0, 2}, {0, 299}, {1, 5}, {1, 260}, {1, 261}, {1, 100}}
 	propose := make([]bool, v)
 	p := newPhi(k, v, propose, false)
-	workers := []*phiWorker{newPhiWorker(k), newPhiWorker(k)}
+	workers := []*phiWorker{newPhiWorker(), newPhiWorker()}
 	sums := make([]float64, len(check))
 	buf := make([]int32, len(counts))
 	for it := range draws {

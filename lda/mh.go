@@ -123,7 +123,7 @@ func newMH(docStart []int, v, tokens int, words []int32, target Target, cfg Conf
 	m.blocks = makeBlocks(docStart, cfg.BlockSize)
 	for range cfg.Workers {
 		m.sweepers = append(m.sweepers, &sweepWorker{src: rand.NewChaCha8([32]byte{}), cnt: make([]int32, m.k)})
-		m.phiWorkers = append(m.phiWorkers, newPhiWorker(m.k))
+		m.phiWorkers = append(m.phiWorkers, newPhiWorker())
 	}
 	// Uniform initial topics, one stream per block.
 	k := uint64(m.k)
@@ -254,6 +254,13 @@ func (m *MH) step(ctx context.Context) error {
 		m.recount()
 		m.iter++
 		m.phiStale = true
+		if !m.collapsedNext() {
+			// Burn-in is over: release the per-worker count copies.
+			m.coll = nil
+			for _, sw := range m.sweepers {
+				sw.col = nil
+			}
+		}
 		return nil
 	}
 	if m.phiStale {

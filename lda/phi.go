@@ -45,9 +45,8 @@ type Phi struct {
 	propose []bool          // which words need a proposal table
 	needLog bool
 
-	// Scratch of the Dirichlet draw: partial sums and maxima per word block
-	// and topic.
-	blockSum, blockMax []float64
+	// Scratch of the Dirichlet draw: partial sums per word block and topic.
+	blockSum []float64
 }
 
 // wordTable locates the proposal table of one word: the slots
@@ -71,7 +70,6 @@ func newPhi(k, v int, propose []bool, needLog bool) *Phi {
 		propose:  propose,
 		needLog:  needLog,
 		blockSum: make([]float64, nb*k),
-		blockMax: make([]float64, nb*k),
 	}
 	if needLog {
 		p.logRow = make([]float32, k*v)
@@ -126,98 +124,86 @@ func (p *Phi) drawWord(w int, x uint64) (int, bool) {
 // phiWorker is the per-goroutine scratch of the Φ draw and finish.
 type phiWorker struct {
 	src     *rand.ChaCha8
-	r       *rand.Rand
-	g       []float64 // phiBlock×K gamma draws of the current block
-	fac     []float64 // K normalising factors of the current block
+	r       *rand.Rand // src, for the normal variates of gammaMT
 	alias   aliasBuilder
 	topics  []uint16  // topics of the table being built
 	weights []float64 // their weights
 }
 
-func newPhiWorker(k int) *phiWorker {
+func newPhiWorker() *phiWorker {
 	src := rand.NewChaCha8([32]byte{})
-	return &phiWorker{src: src, r: rand.New(src), g: make([]float64, phiBlock*k), fac: make([]float64, k)}
+	return &phiWorker{src: src, r: rand.New(src)}
 }
 
 // count is the element type of a topic-word count matrix.
 type count interface{ ~int32 | ~float64 }
+
+// phiScale scales the raw gamma draws into float32 before normalisation:
+// a draw g is held as g·2⁶⁴, so every draw that can survive the final
+// division by its topic's sum S_k ≥ 2⁻⁶⁴ as a normal float32 is
+// representable, and no draw (at most a count plus a few) overflows.
+const phiScale = 0x1p64
 
 // drawPhi draws φ_k ~ Dirichlet(C_k· + β) for every topic k from the
 // word-major counts c (c[w*K+k] = C_kw) by normalising independent gamma
 // draws, zeroes c for the next sweep's counts, and rebuilds the proposal
 // tables (and logs). Word block b draws from rng.Key(seed, "lda", "phi",
 // iter, b) in the order w, then k; partial sums merge in block order, so the
-// result does not depend on the number of workers.
+// result does not depend on the number of workers. A topic whose sum S_k
+// falls below 2⁻⁶⁴ (which takes V·β far below 1) would lose entries that its
+// normalisation could have lifted into float32's range; drawPhi reports it
+// as an error rather than return such a row.
 func drawPhi[T count](ctx context.Context, p *Phi, c []T, beta float64, seed uint64, iter int, workers []*phiWorker) error {
 	k, v := p.K, p.V
 	nb := (v + phiBlock - 1) / phiBlock
 	small := newGammaSmall(beta)
 	err := parallel(ctx, len(workers), nb, func(wi, b int) {
 		pw := workers[wi]
-		pw.src.Seed(rng.Key(seed, "lda", "phi", iter, b))
+		src := pw.src
+		src.Seed(rng.Key(seed, "lda", "phi", iter, b))
 		w0, w1 := b*phiBlock, min(v, (b+1)*phiBlock)
-		g := pw.g[:(w1-w0)*k]
 		sum := p.blockSum[b*k : (b+1)*k]
-		mx := p.blockMax[b*k : (b+1)*k]
 		clear(sum)
-		clear(mx)
 		cb := c[w0*k : w1*k]
+		col := p.col[w0*k : w1*k]
 		for o := 0; o < len(cb); o += k {
-			cw, gw := cb[o:o+k], g[o:o+k]
-			sum, mx := sum[:len(cw)], mx[:len(cw)]
+			cw, pc := cb[o:o+k], col[o:o+k]
+			sum, pc := sum[:len(cw)], pc[:len(cw)]
 			for t, n := range cw {
 				var x float64
 				if n == 0 {
 					// gammaSmall.from with its common case inline.
-					p := small.b * unit(pw.src.Uint64())
-					if p <= 1 && small.pow > 0 {
-						x = powInt(p, small.pow)
+					q := small.b * unit(src.Uint64())
+					if q < small.pZero {
+						// x = q^(1/β) < 2⁻¹⁹⁰: stored as 0 below, and
+						// too small to move S_k ≥ 2⁻⁶⁴ by a float64 ulp.
+						x = 0
+					} else if q <= 1 && small.pow > 0 {
+						x = powInt(q, small.pow)
 						if x >= 0x1p-53 {
-							if u := unit(pw.src.Uint64()); !(u <= 1-x) && !(u <= math.Exp(-x)) {
-								x = small.drawSrc(pw.src) // rejected: start over
+							if u := unit(src.Uint64()); !(u <= 1-x) && !(u <= math.Exp(-x)) {
+								x = small.drawSrc(src) // rejected: start over
 							}
 						}
 					} else {
-						x = small.from(p, pw.src)
+						x = small.from(q, src)
 					}
 				} else if a := float64(n) + beta; a >= 1 {
 					x = gammaMT(pw.r, a)
 				} else {
-					x = newGammaSmall(a).drawSrc(pw.src)
+					x = newGammaSmall(a).drawSrc(src)
 				}
-				gw[t] = x
 				sum[t] += x
-				if x > mx[t] {
-					mx[t] = x
-				}
-			}
-		}
-		clear(cb)
-		// Store each entry relative to its topic's largest value in the
-		// block so float32 keeps every entry that can survive the final
-		// normalisation; the second pass applies max/S_k.
-		fac := pw.fac
-		for t, m := range mx {
-			fac[t] = 0
-			if m > 0 {
-				fac[t] = 1 / m
-			}
-		}
-		col := p.col[w0*k : w1*k]
-		for o := 0; o < len(g); o += k {
-			cw, gw := col[o:o+k], g[o:o+k]
-			fac := fac[:len(gw)]
-			for t, x := range gw {
-				// Flush what would be a float32 subnormal: the final
-				// value (this times max/S_k ≤ 1) would be flushed anyway,
-				// and subnormal arithmetic is slow.
-				y := x * fac[t]
+				// Flush what would be a float32 subnormal: the final value
+				// (this divided by S_k·2⁶⁴ ≥ 1) would be flushed anyway.
+				y := x * phiScale
 				if y < minNormal32 {
 					y = 0
 				}
-				cw[t] = float32(y)
+				pc[t] = float32(y)
 			}
 		}
+		clear(cb)
 	})
 	if err != nil {
 		return err
@@ -228,18 +214,15 @@ func drawPhi[T count](ctx context.Context, p *Phi, c []T, beta float64, seed uin
 			total[t] += s
 		}
 	}
+	fac := make([]float64, k)
 	for t, s := range total {
-		if !(s > 0) || math.IsInf(s, 0) {
-			return fmt.Errorf("lda: iteration %d: Dirichlet draw of topic %d has sum %v", iter, t, s)
+		if !(s >= 1/phiScale) || math.IsInf(s, 0) {
+			return fmt.Errorf("lda: iteration %d: Dirichlet draw of topic %d has sum %v (is β·V far below 1?)", iter, t, s)
 		}
+		fac[t] = 1 / (s * phiScale)
 	}
 	return parallel(ctx, len(workers), nb, func(wi, b int) {
-		pw := workers[wi]
-		mx := p.blockMax[b*k : (b+1)*k]
-		for t := range pw.fac {
-			pw.fac[t] = mx[t] / total[t]
-		}
-		p.finishBlock(pw, b, pw.fac)
+		p.finishBlock(workers[wi], b, fac)
 	})
 }
 

@@ -37,11 +37,10 @@ func unit32(x uint32) float64 { return float64(x) * 0x1p-32 }
 // built per document, and no data-dependent branches — acceptances are
 // conditional moves — so the processor can overlap the cache misses of
 // successive tokens instead of losing them to mispredictions. A step draws
-// two 64-bit words: one picks the word proposal's alias slot (high half)
-// and coin (low half), the other gives three 32-bit uniforms' worth of bits
-// split into the word acceptance (low half) and, with a third draw shared
-// across the step, the document proposal and its acceptance. Uniforms on a
-// 2⁻³² grid move each acceptance probability by less than 2⁻³².
+// three 64-bit words: the word proposal's slot (high half) and coin (low
+// half); the word acceptance (low half) and the document proposal (high
+// half); and the document acceptance. Uniforms on a 2⁻³² grid move a
+// probability by less than 2⁻³².
 func (m *MH) sweepBlockLDA(sw *sweepWorker, blk int) {
 	src := sw.src
 	src.Seed(rng.Key(m.cfg.Seed, "lda", "sweep", m.iter, blk))

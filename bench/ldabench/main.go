@@ -131,11 +131,20 @@ func load(ctx context.Context, o options) (*corpus.Corpus, error) {
 func speed(ctx context.Context, c *corpus.Corpus, o options, out *json.Encoder) error {
 	for _, k := range o.ks {
 		for _, w := range o.workers {
+			var m0, m1 runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&m0)
 			// BurnIn -1: time the partially collapsed kernel itself.
 			m, err := lda.NewMH(c, lda.Config{K: k, Workers: w, Seed: o.seed, MHSteps: o.mhSteps, BurnIn: -1})
 			if err != nil {
 				return err
 			}
+			if err := m.Run(ctx, 1, nil); err != nil {
+				return err
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&m1)
+			chainBytes := float64(m1.HeapAlloc) - float64(m0.HeapAlloc)
 			if err := m.Run(ctx, o.warmup, nil); err != nil {
 				return err
 			}
@@ -156,6 +165,14 @@ func speed(ctx context.Context, c *corpus.Corpus, o options, out *json.Encoder) 
 				"cpu_seconds": cpu, "tokens_per_cpu_s": float64(o.iters) * float64(c.NumTokens()) / cpu,
 				"alloc_bytes_per_iter": float64(after.TotalAlloc-before.TotalAlloc) / float64(o.iters),
 				"ll_per_token":         m.LogLikelihood() / float64(c.NumTokens()),
+				// The chain's heap (after one sweep): per token a uint16
+				// topic, plus O(K·V) for Φ, counts and proposal tables. The
+				// corpus it reads (4-byte word ids, 8-byte document offsets)
+				// is not included.
+				"chain_heap_bytes":            chainBytes,
+				"chain_heap_bytes_per_kv":     chainBytes / float64(k*c.V),
+				"corpus_bytes_per_token":      float64(4*c.NumTokens()+8*(c.NumDocs()+1)) / float64(c.NumTokens()),
+				"state_bytes_per_token_chain": 2.0,
 			})
 		}
 	}
