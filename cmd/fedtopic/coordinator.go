@@ -311,9 +311,12 @@ func runCoordinator(ctx context.Context, e *env, cfg *coordinatorConfig, alg fed
 			for _, t := range r.Traffic {
 				up, down = up+t.Up, down+t.Down
 			}
-			fmt.Fprintf(e.stdout, "round %d (attempt %d): %s; replied %v", r.Round, r.Attempt, status, r.Replied)
+			fmt.Fprintf(e.stdout, "round %d (attempt %d): %s; %d of %d replied", r.Round, r.Attempt, status, len(r.Replied), len(cfg.Parties))
 			if len(r.Dropped) > 0 {
 				fmt.Fprintf(e.stdout, ", dropped %v", r.Dropped)
+			}
+			if len(r.Refused) > 0 {
+				fmt.Fprintf(e.stdout, ", refused %v", r.Refused)
 			}
 			fmt.Fprintf(e.stdout, "; %d bytes up, %d down; %.2fs\n", up, down, r.Duration.Seconds())
 		},
