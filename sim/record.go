@@ -133,8 +133,10 @@ type Recorder struct {
 	parties []string
 	delta   float64
 	events  [][]privacy.Event // per party, all declared so far
+	charged []map[int]bool    // per party, rounds whose release is counted: a resend in a retried round is the same release
 	bytes   []fed.Traffic
 	last    int // last committed round written
+	priors  int // records of earlier runs counted
 	start   time.Time
 }
 
@@ -142,9 +144,11 @@ type Recorder struct {
 // at which Gaussian releases are converted to (ε, δ).
 func NewRecorder(w io.Writer, parties []string, delta float64) *Recorder {
 	r := &Recorder{w: bufio.NewWriter(w), parties: slices.Clone(parties), delta: delta,
-		events: make([][]privacy.Event, len(parties)), bytes: make([]fed.Traffic, len(parties)), start: time.Now()}
+		events: make([][]privacy.Event, len(parties)), charged: make([]map[int]bool, len(parties)),
+		bytes: make([]fed.Traffic, len(parties)), start: time.Now()}
 	for i, p := range parties {
 		r.bytes[i].Party = p
+		r.charged[i] = map[int]bool{}
 	}
 	return r
 }
@@ -167,17 +171,20 @@ func (r *Recorder) Resume(old io.Reader) error {
 		if l.Type != TypeRound {
 			return nil
 		}
-		r.absorb(l.Spent, l.Bytes)
+		r.absorb(l.Round, l.Spent, l.Bytes)
 		if l.Committed {
 			r.last = max(r.last, l.Round)
 		}
 	}
 }
 
-// absorb adds one attempt's declared events and bytes to the totals.
-func (r *Recorder) absorb(spent []fed.PartySpend, bytes []fed.Traffic) {
+// absorb adds one attempt's declared events and bytes to the totals. A
+// party's release for a round counts once: in a retried round it resends
+// the same bytes, which its ledger does not charge again.
+func (r *Recorder) absorb(round int, spent []fed.PartySpend, bytes []fed.Traffic) {
 	for _, s := range spent {
-		if i := slices.Index(r.parties, s.Party); i >= 0 {
+		if i := slices.Index(r.parties, s.Party); i >= 0 && !r.charged[i][round] {
+			r.charged[i][round] = true
 			r.events[i] = append(r.events[i], s.Events...)
 		}
 	}
@@ -192,7 +199,10 @@ func (r *Recorder) absorb(spent []fed.PartySpend, bytes []fed.Traffic) {
 // Prior counts the privacy spend and bytes of a round of an earlier engine
 // run (the vocabulary round) toward this run's totals without writing a
 // line for it.
-func (r *Recorder) Prior(rec fed.RoundRecord) { r.absorb(rec.Spent, rec.Traffic) }
+func (r *Recorder) Prior(rec fed.RoundRecord) {
+	r.priors++
+	r.absorb(-r.priors, rec.Spent, rec.Traffic) // negative keys: rounds of earlier runs never collide with this run's
+}
 
 // Round writes the line of one attempt with optional metrics. A replayed
 // record of a round already written (fed.RoundRecord.Resumed) is skipped.
@@ -200,7 +210,7 @@ func (r *Recorder) Round(rec fed.RoundRecord, metrics map[string]float64) error 
 	if rec.Resumed && rec.Round <= r.last {
 		return nil
 	}
-	r.absorb(rec.Spent, rec.Traffic)
+	r.absorb(rec.Round, rec.Spent, rec.Traffic)
 	if rec.Committed {
 		r.last = max(r.last, rec.Round)
 	}

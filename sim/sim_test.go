@@ -13,6 +13,7 @@ import (
 	"github.com/fedtopic/fedtopic/corpus"
 	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/fed/fedtest"
+	"github.com/fedtopic/fedtopic/privacy"
 	"github.com/fedtopic/fedtopic/privacy/accountant"
 	"github.com/fedtopic/fedtopic/sim"
 	"github.com/fedtopic/fedtopic/sim/adlda"
@@ -198,5 +199,26 @@ func TestScenarioValidate(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("Validate() = %v; want it to mention %q", err, w)
 		}
+	}
+}
+
+// TestRecorderCountsReleaseOnce: a party that resends its cached update in
+// a retried round made one release, and its composed ε counts it once.
+func TestRecorderCountsReleaseOnce(t *testing.T) {
+	ev := []privacy.Event{{Mechanism: privacy.MechanismLaplace, Epsilon: 0.5, Sensitivity: 1, Unit: "word occurrence", Count: 1}}
+	spent := []fed.PartySpend{{Party: "p1", Events: ev}}
+	var b bytes.Buffer
+	r := sim.NewRecorder(&b, []string{"p1"}, 1e-5)
+	for _, rec := range []fed.RoundRecord{
+		{Round: 1, Attempt: 1, Spent: spent, Err: "quorum not reached"},
+		{Round: 1, Attempt: 2, Committed: true, Spent: spent},
+		{Round: 2, Attempt: 1, Committed: true, Spent: spent},
+	} {
+		if err := r.Round(rec, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := r.Epsilon()[0]; got.Epsilon != 1 || got.Releases != 2 {
+		t.Errorf("composed ε = %v over %d releases; want 1 over 2 (round 1 resent, not released twice)", got.Epsilon, got.Releases)
 	}
 }
