@@ -5,21 +5,14 @@ import (
 	"math/rand/v2"
 )
 
-// gammaRand draws Gamma(a, 1) variates exactly (up to floating point) for
-// any shape a > 0:
-//   - a ≥ 1: Marsaglia and Tsang, "A simple method for generating gamma
-//     variables", ACM TOMS 26(3), 2000;
-//   - a < 1: Ahrens and Dieter's GS algorithm, "Computer methods for sampling
-//     from gamma, beta, Poisson and binomial distributions", Computing 12,
-//     1974 — one uniform and one power per draw almost always, which matters
-//     because the Dirichlet draw of Φ makes K·V draws per iteration, most of
-//     them of shape β.
-func gammaRand(r *rand.Rand, a float64) float64 {
-	if a >= 1 {
-		return gammaMT(r, a)
-	}
-	return newGammaSmall(a).draw(r)
-}
+// Gamma(a, 1) variates, exact up to floating point, for any shape a > 0:
+//   - a ≥ 1: gammaMT, Marsaglia and Tsang, "A simple method for generating
+//     gamma variables", ACM TOMS 26(3), 2000;
+//   - a < 1: gammaSmall, Ahrens and Dieter's GS algorithm, "Computer methods
+//     for sampling from gamma, beta, Poisson and binomial distributions",
+//     Computing 12, 1974 — one uniform and one power per draw almost
+//     always, which matters because the Dirichlet draw of Φ makes K·V draws
+//     per iteration, most of them of shape β.
 
 // gammaMT is Marsaglia and Tsang's method for a ≥ 1.
 func gammaMT(r *rand.Rand, a float64) float64 {
@@ -58,71 +51,50 @@ func newGammaSmall(a float64) gammaSmall {
 	return g
 }
 
-// draw returns one Gamma(a, 1) variate.
-func (g gammaSmall) draw(r *rand.Rand) float64 {
-	for {
-		p := g.b * r.Float64()
-		if p <= 1 {
-			var x float64
-			if g.pow > 0 {
-				x = powInt(p, g.pow)
-			} else {
-				x = math.Exp(math.Log(p) * g.invA)
-			}
-			// Accept when U ≤ e^(−x). Below 2⁻⁵³ the bound e^(−x) rounds
-			// to 1 and every U in [0, 1) passes, so the draw of U can be
-			// skipped without changing the distribution.
-			if x < 0x1p-53 {
-				return x
-			}
-			if r.Float64() <= math.Exp(-x) {
-				return x
-			}
-			continue
-		}
-		x := -math.Log((g.b - p) * g.invA)
-		if r.Float64() <= math.Pow(x, g.a-1) {
-			return x
-		}
-	}
-}
-
-// drawSrc is draw reading the 64-bit words of src directly, which the
-// Dirichlet draw of Φ uses for its K·V draws of shape β.
+// drawSrc returns one Gamma(a, 1) variate, reading the 64-bit words of src
+// directly.
 func (g gammaSmall) drawSrc(src *rand.ChaCha8) float64 {
-	return g.from(g.b*unit(src.Uint64()), src)
+	x, _ := g.from(g.b*unit(src.Uint64()), src)
+	return x
 }
 
 // from finishes the GS algorithm for the first uniform already drawn and
-// scaled, p = b·U, and starts over with fresh uniforms on rejection. Callers
-// may accept the common case themselves first — p ≤ 1 and p^(1/a) < 2⁻⁵³,
-// where acceptance is certain — and call from only for the rest.
-func (g gammaSmall) from(p float64, src *rand.ChaCha8) float64 {
+// scaled, p = b·U, and starts over with fresh uniforms on rejection. It
+// returns the variate x and its logarithm lx, which stays exact where x
+// underflows to 0. Callers may accept the common case themselves first —
+// p ≤ 1 and p^(1/a) < 2⁻⁵³, where acceptance is certain — and call from
+// only for the rest, as long as they draw the same uniforms.
+func (g gammaSmall) from(p float64, src *rand.ChaCha8) (x, lx float64) {
 	for {
 		if p <= 1 {
-			var x float64
 			if g.pow > 0 {
 				x = powInt(p, g.pow)
+				lx = math.Inf(1) // computed below only when needed
 			} else {
-				x = math.Exp(math.Log(p) * g.invA)
+				lx = math.Log(p) * g.invA
+				x = math.Exp(lx)
 			}
 			// Accept when U ≤ e^(−x). Below 2⁻⁵³ the bound rounds to 1
 			// and every U in [0, 1) passes, so U need not be drawn; the
 			// squeeze e^(−x) ≥ 1 − x spares most exponentials.
 			if x < 0x1p-53 {
-				return x
+				break
 			}
 			if u := unit(src.Uint64()); u <= 1-x || u <= math.Exp(-x) {
-				return x
+				break
 			}
 		} else {
-			x := -math.Log((g.b - p) * g.invA)
+			x = -math.Log((g.b - p) * g.invA)
 			if unit(src.Uint64()) <= math.Pow(x, g.a-1) {
-				return x
+				return x, math.Log(x)
 			}
 		}
 		p = g.b * unit(src.Uint64())
 	}
+	if math.IsInf(lx, 1) {
+		lx = math.Log(p) * g.invA
+	}
+	return x, lx
 }
 
 // powInt returns x^n for n ≥ 1 by repeated squaring. n is the same for

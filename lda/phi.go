@@ -2,7 +2,6 @@ package lda
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"math/rand/v2"
 
@@ -139,61 +138,148 @@ func newPhiWorker() *phiWorker {
 type count interface{ ~int32 | ~float64 }
 
 // phiScale scales the raw gamma draws into float32 before normalisation:
-// a draw g is held as g·2⁶⁴, so every draw that can survive the final
-// division by its topic's sum S_k ≥ 2⁻⁶⁴ as a normal float32 is
-// representable, and no draw (at most a count plus a few) overflows.
+// a draw g is held as g·2⁶⁴, so for every topic whose sum S_k is at least
+// 2⁻⁶⁴ each draw that can survive the final division by S_k as a normal
+// float32 is representable, and no draw (at most a count plus a few)
+// overflows. Topics with a smaller sum (an empty topic when V·β is well
+// below 1) are drawn again, identically, in log space.
 const phiScale = 0x1p64
+
+// Passes of drawBlock over the same random stream.
+const (
+	passFast  = iota // store g·phiScale and the block's sums
+	passMax          // largest log g of each exact topic
+	passSum          // Σ exp(log g − max) of each exact topic
+	passStore        // store the final values of the exact topics
+)
 
 // drawPhi draws φ_k ~ Dirichlet(C_k· + β) for every topic k from the
 // word-major counts c (c[w*K+k] = C_kw) by normalising independent gamma
 // draws, zeroes c for the next sweep's counts, and rebuilds the proposal
 // tables (and logs). Word block b draws from rng.Key(seed, "lda", "phi",
 // iter, b) in the order w, then k; partial sums merge in block order, so the
-// result does not depend on the number of workers. A topic whose sum S_k
-// falls below 2⁻⁶⁴ (which takes V·β far below 1) would lose entries that its
-// normalisation could have lifted into float32's range; drawPhi reports it
-// as an error rather than return such a row.
+// result does not depend on the number of workers.
 func drawPhi[T count](ctx context.Context, p *Phi, c []T, beta float64, seed uint64, iter int, workers []*phiWorker) error {
 	k, v := p.K, p.V
 	nb := (v + phiBlock - 1) / phiBlock
 	small := newGammaSmall(beta)
-	err := parallel(ctx, len(workers), nb, func(wi, b int) {
-		pw := workers[wi]
-		src := pw.src
-		src.Seed(rng.Key(seed, "lda", "phi", iter, b))
-		w0, w1 := b*phiBlock, min(v, (b+1)*phiBlock)
-		sum := p.blockSum[b*k : (b+1)*k]
-		clear(sum)
-		cb := c[w0*k : w1*k]
-		col := p.col[w0*k : w1*k]
-		for o := 0; o < len(cb); o += k {
-			cw, pc := cb[o:o+k], col[o:o+k]
-			sum, pc := sum[:len(cw)], pc[:len(cw)]
-			for t, n := range cw {
-				var x float64
-				if n == 0 {
-					// gammaSmall.from with its common case inline.
-					q := small.b * unit(src.Uint64())
-					if q < small.pZero {
-						// x = q^(1/β) < 2⁻¹⁹⁰: stored as 0 below, and
-						// too small to move S_k ≥ 2⁻⁶⁴ by a float64 ulp.
-						x = 0
-					} else if q <= 1 && small.pow > 0 {
-						x = powInt(q, small.pow)
-						if x >= 0x1p-53 {
-							if u := unit(src.Uint64()); !(u <= 1-x) && !(u <= math.Exp(-x)) {
-								x = small.drawSrc(src) // rejected: start over
-							}
+	pass := func(mode int, exact []bool, shift []float64) error {
+		return parallel(ctx, len(workers), nb, func(wi, b int) {
+			drawBlock(p, c, b, small, beta, workers[wi], seed, iter, mode, exact, shift)
+		})
+	}
+	// merge adds the blocks' partial results per topic in block order.
+	merge := func(f func(acc, x float64) float64, init float64) []float64 {
+		total := make([]float64, k)
+		for t := range total {
+			total[t] = init
+		}
+		for b := 0; b < nb; b++ {
+			for t, x := range p.blockSum[b*k : (b+1)*k] {
+				total[t] = f(total[t], x)
+			}
+		}
+		return total
+	}
+	add := func(a, x float64) float64 { return a + x }
+	if err := pass(passFast, nil, nil); err != nil {
+		return err
+	}
+	total := merge(add, 0)
+	fac := make([]float64, k)
+	var exact []bool
+	for t, s := range total {
+		fac[t] = 1 / (s * phiScale)
+		if !(s >= 1/phiScale) {
+			if exact == nil {
+				exact = make([]bool, k)
+			}
+			exact[t], fac[t] = true, 1
+		}
+	}
+	if exact != nil {
+		if err := pass(passMax, exact, nil); err != nil {
+			return err
+		}
+		top := merge(math.Max, math.Inf(-1))
+		if err := pass(passSum, exact, top); err != nil {
+			return err
+		}
+		sum := merge(add, 0)
+		for t, e := range exact {
+			if e {
+				top[t] += math.Log(sum[t]) // log S_k
+			}
+		}
+		if err := pass(passStore, exact, top); err != nil {
+			return err
+		}
+	}
+	return parallel(ctx, len(workers), nb, func(wi, b int) {
+		clear(c[b*phiBlock*k : min(v, (b+1)*phiBlock)*k])
+		p.finishBlock(workers[wi], b, fac)
+	})
+}
+
+// drawBlock draws the gamma variates g of word block b and, by mode, stores
+// g·phiScale with the block's sums (passFast), or for the topics marked
+// exact the block's largest log g (passMax), its Σ exp(log g − shift_k)
+// (passSum), or the final value exp(log g − shift_k) with shift_k = log S_k
+// (passStore). Every pass draws the same variates from the same stream.
+func drawBlock[T count](p *Phi, c []T, b int, small gammaSmall, beta float64, pw *phiWorker, seed uint64, iter int, mode int, exact []bool, shift []float64) {
+	k, v := p.K, p.V
+	src := pw.src
+	src.Seed(rng.Key(seed, "lda", "phi", iter, b))
+	w0, w1 := b*phiBlock, min(v, (b+1)*phiBlock)
+	acc := p.blockSum[b*k : (b+1)*k]
+	for t := range acc {
+		acc[t] = 0
+		if mode == passMax {
+			acc[t] = math.Inf(-1)
+		}
+	}
+	cb := c[w0*k : w1*k]
+	col := p.col[w0*k : w1*k]
+	for o := 0; o < len(cb); o += k {
+		cw, pc := cb[o:o+k], col[o:o+k]
+		acc, pc := acc[:len(cw)], pc[:len(cw)]
+		for t, n := range cw {
+			var x, lx float64 // lx is needed (and set) only for exact topics
+			fast := mode == passFast || !exact[t]
+			if n == 0 {
+				// gammaSmall.from with its common case inline.
+				q := small.b * unit(src.Uint64())
+				switch {
+				case q < small.pZero && fast:
+					// x = q^(1/β) < 2⁻¹⁹⁰: below what scaled storage keeps,
+					// and too small to move S_k ≥ 2⁻⁶⁴ by a float64 ulp.
+					x = 0
+				case q <= 1 && small.pow > 0:
+					x = powInt(q, small.pow)
+					if x >= 0x1p-53 {
+						if u := unit(src.Uint64()); !(u <= 1-x) && !(u <= math.Exp(-x)) {
+							x, lx = small.from(small.b*unit(src.Uint64()), src) // rejected: start over
+							break
 						}
-					} else {
-						x = small.from(q, src)
 					}
-				} else if a := float64(n) + beta; a >= 1 {
-					x = gammaMT(pw.r, a)
-				} else {
-					x = newGammaSmall(a).drawSrc(src)
+					if !fast {
+						lx = math.Log(q) * small.invA
+					}
+				default:
+					x, lx = small.from(q, src)
 				}
-				sum[t] += x
+			} else if a := float64(n) + beta; a >= 1 {
+				x = gammaMT(pw.r, a)
+				if !fast {
+					lx = math.Log(x)
+				}
+			} else {
+				g := newGammaSmall(a)
+				x, lx = g.from(g.b*unit(src.Uint64()), src)
+			}
+			switch {
+			case mode == passFast:
+				acc[t] += x
 				// Flush what would be a float32 subnormal: the final value
 				// (this divided by S_k·2⁶⁴ ≥ 1) would be flushed anyway.
 				y := x * phiScale
@@ -201,29 +287,20 @@ func drawPhi[T count](ctx context.Context, p *Phi, c []T, beta float64, seed uin
 					y = 0
 				}
 				pc[t] = float32(y)
+			case fast:
+			case mode == passMax:
+				acc[t] = math.Max(acc[t], lx)
+			case mode == passSum:
+				acc[t] += math.Exp(lx - shift[t])
+			default:
+				y := math.Exp(lx - shift[t])
+				if y < minNormal32 {
+					y = 0
+				}
+				pc[t] = float32(y)
 			}
 		}
-		clear(cb)
-	})
-	if err != nil {
-		return err
 	}
-	total := make([]float64, k)
-	for b := 0; b < nb; b++ {
-		for t, s := range p.blockSum[b*k : (b+1)*k] {
-			total[t] += s
-		}
-	}
-	fac := make([]float64, k)
-	for t, s := range total {
-		if !(s >= 1/phiScale) || math.IsInf(s, 0) {
-			return fmt.Errorf("lda: iteration %d: Dirichlet draw of topic %d has sum %v (is β·V far below 1?)", iter, t, s)
-		}
-		fac[t] = 1 / (s * phiScale)
-	}
-	return parallel(ctx, len(workers), nb, func(wi, b int) {
-		p.finishBlock(workers[wi], b, fac)
-	})
 }
 
 // finishBlock scales the columns of word block b by fac (nil: leave them),

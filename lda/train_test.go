@@ -3,6 +3,7 @@ package lda_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -290,5 +291,38 @@ func TestMHMatchesGibbs(t *testing.T) {
 			}
 			t.Logf("best log-likelihood per token: MH %.4f, Gibbs %.4f", best["mh"], best["gibbs"])
 		})
+	}
+}
+
+// TestEdgeShapes trains on degenerate but valid inputs: one topic, one
+// word, one-token documents, empty documents, one document.
+func TestEdgeShapes(t *testing.T) {
+	tests := []struct {
+		name string
+		c    *corpus.Corpus
+		k    int
+	}{
+		{name: "one topic", c: &corpus.Corpus{Words: []int32{0, 1, 2, 1}, DocStart: []int{0, 2, 4}, V: 3}, k: 1},
+		{name: "one word", c: &corpus.Corpus{Words: []int32{0, 0, 0}, DocStart: []int{0, 1, 3}, V: 1}, k: 3},
+		{name: "one-token documents", c: &corpus.Corpus{Words: []int32{0, 1, 2, 3}, DocStart: []int{0, 1, 2, 3, 4}, V: 4}, k: 2},
+		{name: "empty documents", c: &corpus.Corpus{Words: []int32{0, 1}, DocStart: []int{0, 0, 2, 2}, V: 2}, k: 2},
+		{name: "one document", c: &corpus.Corpus{Words: []int32{0, 1, 1, 0, 2}, DocStart: []int{0, 5}, V: 3}, k: 4},
+	}
+	for _, tt := range tests {
+		for _, sampler := range []string{lda.SamplerMH, lda.SamplerGibbs, lda.SamplerADLDA} {
+			t.Run(tt.name+"/"+sampler, func(t *testing.T) {
+				m, err := lda.Train(context.Background(), tt.c, lda.Config{K: tt.k, Iterations: 6, Sampler: sampler, Seed: 1}, nil)
+				if err != nil {
+					t.Fatalf("Train: %v", err)
+				}
+				m.Vocab = make([]string, m.V)
+				for w := range m.Vocab {
+					m.Vocab[w] = fmt.Sprint("w", w)
+				}
+				if err := m.Validate(); err != nil {
+					t.Errorf("Train returned an invalid model: %v", err)
+				}
+			})
+		}
 	}
 }
