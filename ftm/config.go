@@ -18,6 +18,12 @@ const (
 	ModelSLDA = lda.ModelSLDA // iFTM's SentenceLDA: one topic per sentence
 )
 
+// Debiasing modes of Config.Debias.
+const (
+	DebiasDraw   = "draw"
+	DebiasOutput = "output"
+)
+
 // Defaults of Config, used where a field is zero. doc.go says how each was
 // chosen.
 const (
@@ -80,10 +86,15 @@ type Config struct {
 	// sweep, each a word proposal followed by a document proposal;
 	// default DefaultMHSteps.
 	MHSteps int `json:"mh_steps,omitempty"`
-	// Debias subtracts the expected noise mass of the privatized vectors
-	// from the topic-word counts before the Dirichlet draw and before the
-	// local model is sent (ALGORITHMS.md §1, optional post-processing).
-	Debias bool `json:"debias,omitempty"`
+	// Debias subtracts the expected noise mass of the privatized vectors,
+	// n_k·q·E[n̂ | survives] per word of a topic with n_k items, from the
+	// topic-word counts (clipped at zero), a post-processing
+	// (ALGORITHMS.md §1): DebiasDraw before every Dirichlet draw of Φ and
+	// in the local model sent; DebiasOutput only in the local model sent
+	// (the sampler keeps the noisy counts, and a composed model received
+	// gets the party's expected noise floor added back before it serves as
+	// Φ). Empty: no debiasing.
+	Debias string `json:"debias,omitempty"`
 	// CarryGlobal makes the coordinator integrate the previous round's
 	// global model together with the new local models (the papers'
 	// Algorithm 2 input M) instead of building M* afresh each round.
@@ -170,6 +181,11 @@ func (c Config) Validate() error {
 	}
 	if c.MHSteps < 0 {
 		bad("mh_steps = %d, want ≥ 1", c.MHSteps)
+	}
+	switch c.Debias {
+	case "", DebiasDraw, DebiasOutput:
+	default:
+		bad("debias = %q, want %q, %q or empty", c.Debias, DebiasDraw, DebiasOutput)
 	}
 	if c.MaxDocTokens < 0 {
 		bad("max_doc_tokens = %d, want ≥ 0 (0 = no limit)", c.MaxDocTokens)
@@ -283,8 +299,8 @@ func (c Config) params() map[string]string {
 	if c.NoNoise {
 		p["no_noise"] = "true"
 	}
-	if c.Debias {
-		p["debias"] = "true"
+	if c.Debias != "" {
+		p["debias"] = c.Debias
 	}
 	if c.CarryGlobal {
 		p["carry_global"] = "true"

@@ -150,12 +150,13 @@ func (l *Learner) privatize(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var debias float64
-	if l.cfg.Debias && l.mech != nil {
-		debias = noiseMass(l.mech)
+	var mass float64
+	if l.cfg.Debias != "" && l.mech != nil {
+		mass = noiseMass(l.mech)
 	}
 	l.st = st
-	l.ch = newChain(st, l.k, l.alpha, l.cfg.Beta, l.cfg.MHSteps, l.cfg.Workers, l.seed, []any{"ftm", "party", l.party}, debias)
+	l.ch = newChain(st, l.k, l.alpha, l.cfg.Beta, l.cfg.MHSteps, l.cfg.Workers, l.seed, []any{"ftm", "party", l.party}, mass)
+	l.ch.debiasDraw = l.cfg.Debias == DebiasDraw
 	return nil
 }
 
@@ -170,7 +171,11 @@ func (l *Learner) train(ctx context.Context, round int, composed *modelMsg) erro
 			return err
 		}
 	} else {
-		if err := ch.phi.set(ctx, l.cfg.Workers, composed.rows); err != nil {
+		rows := composed.rows
+		if l.cfg.Debias == DebiasOutput {
+			rows = ch.rebias(rows)
+		}
+		if err := ch.phi.set(ctx, l.cfg.Workers, rows); err != nil {
 			return err
 		}
 		if err := ch.reinit(ctx, round); err != nil {

@@ -58,6 +58,9 @@ type chain struct {
 	nk      []int64   // items per topic in the last sweep
 	sub     []float64 // debiasing: expected noise mass per word of topic k; nil when off
 	debias  float64   // expected noise mass per word and item (0: off)
+	// debiasDraw applies the debiasing before the Dirichlet draws too,
+	// not only to the local model.
+	debiasDraw bool
 	sw      []*sweeper
 }
 
@@ -139,10 +142,40 @@ func (ch *chain) reinit(ctx context.Context, round int) error {
 	})
 }
 
-// drawPhi draws Φ from the counts of the last sweep (debiased when asked).
+// drawPhi draws Φ from the counts of the last sweep (debiased when
+// debiasDraw is set).
 func (ch *chain) drawPhi(ctx context.Context, round, iter int) error {
-	return ch.phi.draw(ctx, ch.workers, ch.c, ch.st.unit, ch.subtrahend(), ch.beta, ch.seed,
+	var sub []float64
+	if ch.debiasDraw {
+		sub = ch.subtrahend()
+	}
+	return ch.phi.draw(ctx, ch.workers, ch.c, ch.st.unit, sub, ch.beta, ch.seed,
 		append(append([]any(nil), ch.labels...), "round", round, "iter", iter))
+}
+
+// rebias returns rows (distributions) with the expected noise floor of this
+// party's counts added back: r ↦ (1 − V·f)·r + f, where f = Σ_k n_k·m /
+// Σ_k C_k is the share of each word in the noise mass of the last sweep's
+// counts (m the noise mass per word and item). It undoes the debiasing of
+// the local model for a composed model about to serve as Φ.
+func (ch *chain) rebias(rows []float64) []float64 {
+	var noise, total float64
+	for t := 0; t < ch.k; t++ {
+		noise += float64(ch.nk[t]) * ch.debias
+		for _, x := range ch.c[t*ch.v : (t+1)*ch.v] {
+			total += ch.st.unit * float64(x)
+		}
+	}
+	if !(total > 0) {
+		return rows
+	}
+	f := math.Min(noise/total, 1/float64(ch.v))
+	out := make([]float64, len(rows))
+	a := 1 - float64(ch.v)*f
+	for i, x := range rows {
+		out[i] = a*x + f
+	}
+	return out
 }
 
 // subtrahend returns the debiasing amounts per topic, nk·debias, or nil.
@@ -262,23 +295,17 @@ func (ch *chain) sweepBlock(sw *sweeper, b int, key [32]byte, mode int) {
 func (ch *chain) scatter(body []byte, add, sub []int64) {
 	k0 := int64(ch.st.k0)
 	w := -1
-	for p := 0; p < len(body); {
-		g := int(body[p])
-		p++
-		if g == 255 {
-			x, n := binary.Uvarint(body[p:])
-			g, p = 255+int(x), p+n
+	var x float64
+	for p := 0; p+1 < len(body); {
+		if g, y := body[p], body[p+1]; g != 255 && y != 255 {
+			w, x, p = w+int(g)+1, float64(y), p+2
+		} else {
+			w, x, p = nextEscaped(body, p, w)
 		}
-		x := int64(body[p])
-		p++
-		if x == 255 {
-			y, n := binary.Uvarint(body[p:])
-			x, p = 255+int64(y), p+n
-		}
-		w += g + 1
-		add[w] += k0 + x
+		s := k0 + int64(x)
+		add[w] += s
 		if sub != nil {
-			sub[w] -= k0 + x
+			sub[w] -= s
 		}
 	}
 }
@@ -372,53 +399,105 @@ func accept(src *rand.ChaCha8, r, llT, llCur float64) bool {
 }
 
 // logLiks sets ll[c] = ℓ(cand[c]) = Σ_e n̂_e · log φ_{cand[c], w_e} for the
-// encoded vector body, decoding it once for up to four topics; each sum
-// runs in entry order, so a topic's value does not depend on the other
-// candidates.
+// encoded vector body, decoding it once for up to three topics at a time;
+// each sum runs in entry order, so a topic's value does not depend on the
+// other candidates.
 func (ch *chain) logLiks(body []byte, cand []int, ll []float64) {
 	v := ch.v
 	lr := ch.phi.logRow
-	row := func(t int) []float32 { return lr[t*v : (t+1)*v] }
+	u := ch.st.unit
 	k0 := float64(ch.st.k0)
-	var acc [4]float64
-	for c0 := 0; c0 < len(cand); c0 += 4 {
-		r0, r1, r2, r3 := row(cand[c0]), row(cand[c0]), row(cand[c0]), row(cand[c0])
-		if c0+1 < len(cand) {
-			r1 = row(cand[c0+1])
-		}
-		if c0+2 < len(cand) {
-			r2 = row(cand[c0+2])
-		}
-		if c0+3 < len(cand) {
-			r3 = row(cand[c0+3])
-		}
-		var a0, a1, a2, a3 float64
-		w := -1
-		for p := 0; p < len(body); {
-			g := int(body[p])
-			p++
-			if g == 255 {
-				x, n := binary.Uvarint(body[p:])
-				g, p = 255+int(x), p+n
-			}
-			x := float64(body[p])
-			p++
-			if x == 255 {
-				y, n := binary.Uvarint(body[p:])
-				x, p = 255+float64(y), p+n
-			}
-			w += g + 1
-			s := k0 + x
-			a0 += s * float64(r0[w])
-			a1 += s * float64(r1[w])
-			a2 += s * float64(r2[w])
-			a3 += s * float64(r3[w])
-		}
-		acc = [4]float64{a0, a1, a2, a3}
-		for c := c0; c < min(c0+4, len(cand)); c++ {
-			ll[c] = acc[c-c0] * ch.st.unit
+	for c := 0; c < len(cand); {
+		switch len(cand) - c {
+		case 1:
+			ll[c] = u * sum1(body, k0, lr[cand[c]*v:(cand[c]+1)*v])
+			c++
+		case 2:
+			a, b := sum2(body, k0, lr[cand[c]*v:(cand[c]+1)*v], lr[cand[c+1]*v:(cand[c+1]+1)*v])
+			ll[c], ll[c+1] = u*a, u*b
+			c += 2
+		default:
+			a, b, d := sum3(body, k0, lr[cand[c]*v:(cand[c]+1)*v], lr[cand[c+1]*v:(cand[c+1]+1)*v], lr[cand[c+2]*v:(cand[c+2]+1)*v])
+			ll[c], ll[c+1], ll[c+2] = u*a, u*b, u*d
+			c += 3
 		}
 	}
+}
+
+// The loops below decode an item's entries inline: the common entry is two
+// plain bytes (gap, value in steps above k0); an escaped one is decoded by
+// nextEscaped.
+
+// nextEscaped decodes the entry at body[p:] after word w, with an escaped
+// gap or value: it returns the entry's word, its value in steps above k0,
+// and the position after it.
+func nextEscaped(body []byte, p, w int) (int, float64, int) {
+	g := int(body[p])
+	p++
+	if g == 255 {
+		x, n := binary.Uvarint(body[p:])
+		g, p = 255+int(x), p+n
+	}
+	x := float64(body[p])
+	p++
+	if x == 255 {
+		y, n := binary.Uvarint(body[p:])
+		x, p = 255+float64(y), p+n
+	}
+	return w + g + 1, x, p
+}
+
+// sum1 returns Σ_e s_e·r[w_e] over the entries of body (values in steps).
+func sum1(body []byte, k0 float64, r []float32) float64 {
+	var a float64
+	w := -1
+	var x float64
+	for p := 0; p+1 < len(body); {
+		if g, y := body[p], body[p+1]; g != 255 && y != 255 {
+			w, x, p = w+int(g)+1, float64(y), p+2
+		} else {
+			w, x, p = nextEscaped(body, p, w)
+		}
+		a += (k0 + x) * float64(r[w])
+	}
+	return a
+}
+
+// sum2 is sum1 for two rows in one pass.
+func sum2(body []byte, k0 float64, r0, r1 []float32) (float64, float64) {
+	var a0, a1 float64
+	w := -1
+	var x float64
+	for p := 0; p+1 < len(body); {
+		if g, y := body[p], body[p+1]; g != 255 && y != 255 {
+			w, x, p = w+int(g)+1, float64(y), p+2
+		} else {
+			w, x, p = nextEscaped(body, p, w)
+		}
+		s := k0 + x
+		a0 += s * float64(r0[w])
+		a1 += s * float64(r1[w])
+	}
+	return a0, a1
+}
+
+// sum3 is sum1 for three rows in one pass.
+func sum3(body []byte, k0 float64, r0, r1, r2 []float32) (float64, float64, float64) {
+	var a0, a1, a2 float64
+	w := -1
+	var x float64
+	for p := 0; p+1 < len(body); {
+		if g, y := body[p], body[p+1]; g != 255 && y != 255 {
+			w, x, p = w+int(g)+1, float64(y), p+2
+		} else {
+			w, x, p = nextEscaped(body, p, w)
+		}
+		s := k0 + x
+		a0 += s * float64(r0[w])
+		a1 += s * float64(r1[w])
+		a2 += s * float64(r2[w])
+	}
+	return a0, a1, a2
 }
 
 // rows returns the local model M̂_p: row k is C_k· (debiased when asked)

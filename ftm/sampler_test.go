@@ -130,6 +130,11 @@ func exactJoint(ch *chain, d int) []float64 {
 	return p
 }
 
+// chiSquareCrit returns the 1 − 10⁻⁶ quantile of the chi-square
+// distribution with dof degrees of freedom: a test that rejects above it
+// fails by chance once in a million runs.
+func chiSquareCrit(dof int) float64 { return distuv.ChiSquared{K: float64(dof)}.Quantile(1 - 1e-6) }
+
 // chiSquare returns the statistic of observed counts against probabilities
 // p for n draws, pooling the cells whose expectation is below 5, and its
 // degrees of freedom.
@@ -222,8 +227,7 @@ func TestChainStationary(t *testing.T) {
 			}
 			for d := 0; d < 2; d++ {
 				stat, dof := chiSquare(obs[d], want[d], chains)
-				crit := distuv.ChiSquared{K: float64(dof)}.Quantile(1 - 1e-6)
-				if stat > crit {
+				if crit := chiSquareCrit(dof); stat > crit {
 					t.Errorf("document %d: chi-square %.1f with %d degrees of freedom > %.1f (1e-6 quantile): the chain does not sample π", d, stat, dof, crit)
 				}
 			}
@@ -240,6 +244,7 @@ func runChain(t *testing.T, c *corpus.Corpus, sentences bool, workers int, debia
 	st := testStore(t, c, privatizeConfig{eps: 3, tau: 0.2, sentences: sentences, blockSize: 64, noiseMemory: 20 << 10, workers: workers}, 9)
 	const k = 8
 	ch := newChain(st, k, 0.2, 0.01, 2, workers, 11, []any{"test"}, debias)
+	ch.debiasDraw = debias > 0
 	check := func(when string) {
 		t.Helper()
 		c, nk := slices.Clone(ch.c), slices.Clone(ch.nk)
