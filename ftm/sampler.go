@@ -61,7 +61,7 @@ type chain struct {
 	// debiasDraw applies the debiasing before the Dirichlet draws too,
 	// not only to the local model.
 	debiasDraw bool
-	sw      []*sweeper
+	sw         []*sweeper
 }
 
 // sweeper is the scratch space of one goroutine of a sweep.
