@@ -169,7 +169,7 @@ func (a *Aggregator) Model() (*topic.Model, error) {
 			eps += e.Epsilon * float64(max(e.Count, 1))
 		}
 		if len(evs) > 0 {
-			m.Prov.Privacy = append(m.Prov.Privacy, topic.PrivacySpend{Party: a.parties[p], Epsilon: eps, Unit: privacy.DefaultUnit})
+			m.Prov.Privacy = append(m.Prov.Privacy, topic.PrivacySpend{Party: a.parties[p], Epsilon: eps, Unit: evs[0].Unit})
 		}
 	}
 	return m, nil

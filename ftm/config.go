@@ -10,12 +10,19 @@ import (
 	"strings"
 
 	"github.com/fedtopic/fedtopic/lda"
+	"github.com/fedtopic/fedtopic/privacy"
 )
 
 // Models a Config can name.
 const (
 	ModelLDA  = lda.ModelLDA  // FTM: one topic per token
 	ModelSLDA = lda.ModelSLDA // iFTM's SentenceLDA: one topic per sentence
+)
+
+// Privacy units of Config.Unit.
+const (
+	UnitWord     = privacy.DefaultUnit // "word occurrence"
+	UnitDocument = "document"
 )
 
 // Debiasing modes of Config.Debias.
@@ -104,6 +111,12 @@ type Config struct {
 	// privatization, which bounds the document-level privacy cost at
 	// MaxDocTokens·ε.
 	MaxDocTokens int `json:"max_doc_tokens,omitempty"`
+	// Unit is the privacy unit of the events a party reports: UnitWord
+	// (default; the papers' unit, ε per word occurrence) or UnitDocument,
+	// which needs MaxDocTokens and reports MaxDocTokens·ε by group
+	// privacy, for ledgers that also count document-level releases such as
+	// the private vocabulary round.
+	Unit string `json:"unit,omitempty"`
 	// SecureNoise draws the privatization noise from keys read from
 	// crypto/rand instead of from the seed: required for real
 	// deployments, where noise derived from a recorded seed protects
@@ -189,6 +202,15 @@ func (c Config) Validate() error {
 	}
 	if c.MaxDocTokens < 0 {
 		bad("max_doc_tokens = %d, want ≥ 0 (0 = no limit)", c.MaxDocTokens)
+	}
+	switch c.Unit {
+	case "", UnitWord:
+	case UnitDocument:
+		if c.MaxDocTokens <= 0 && !c.NoNoise {
+			bad("unit %q needs max_doc_tokens: the document-level cost is max_doc_tokens·ε", c.Unit)
+		}
+	default:
+		bad("unit = %q, want %q or %q", c.Unit, UnitWord, UnitDocument)
 	}
 	if c.BlockSize < 0 {
 		bad("block_size = %d, want ≥ 1", c.BlockSize)
@@ -307,6 +329,9 @@ func (c Config) params() map[string]string {
 	}
 	if c.MaxDocTokens > 0 {
 		p["max_doc_tokens"] = strconv.Itoa(c.MaxDocTokens)
+	}
+	if c.Unit != "" {
+		p["unit"] = c.Unit
 	}
 	return p
 }

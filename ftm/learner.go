@@ -8,6 +8,7 @@ import (
 	"github.com/fedtopic/fedtopic/corpus"
 	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/privacy"
+	"github.com/fedtopic/fedtopic/privacy/accountant"
 	"github.com/fedtopic/fedtopic/topic"
 )
 
@@ -94,7 +95,15 @@ func (l *Learner) Plan(round int) ([]privacy.Event, error) {
 	if l.st != nil || l.mech == nil {
 		return nil, nil
 	}
-	return []privacy.Event{l.mech.Event(1)}, nil
+	e := l.mech.Event(1)
+	if l.cfg.Unit == UnitDocument {
+		g, err := accountant.Group(e, l.cfg.MaxDocTokens, UnitDocument)
+		if err != nil {
+			return nil, fmt.Errorf("ftm: document-level cost: %w", err)
+		}
+		e = g
+	}
+	return []privacy.Event{e}, nil
 }
 
 // Learn implements fed.Learner.
@@ -239,7 +248,7 @@ func (l *Learner) model(rows []float64, k int) *topic.Model {
 		eps += e.Epsilon * float64(max(e.Count, 1))
 	}
 	if len(l.spent) > 0 {
-		m.Prov.Privacy = []topic.PrivacySpend{{Party: l.id, Epsilon: eps, Unit: privacy.DefaultUnit}}
+		m.Prov.Privacy = []topic.PrivacySpend{{Party: l.id, Epsilon: eps, Unit: l.spent[0].Unit}}
 	}
 	return m
 }
