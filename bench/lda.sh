@@ -10,8 +10,10 @@ set -euo pipefail
 corpus=${FEDTOPIC_BENCH_CORPUS:?set FEDTOPIC_BENCH_CORPUS to a corpus file (one document per line, JSONL or a directory)}
 out=${OUT:-bench-lda.jsonl}
 cd "$(dirname "$0")/.."
-go build -o "${TMPDIR:-/tmp}/ldabench" ./bench/ldabench
-bin="${TMPDIR:-/tmp}/ldabench"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+bin="$dir/ldabench"
+go build -o "$bin" ./bench/ldabench
 : >"$out"
 "$bin" -corpus "$corpus" -mode speed -k 50,1000 -workers 1,2 -iters 20 -warmup 3 >>"$out"
 "$bin" -corpus "$corpus" -mode quality -k 50 -workers 2 -samplers gibbs,mh -gibbs-iters 300 -mh-iters 1000 -every 100 >>"$out"

@@ -1,7 +1,5 @@
 package lda
 
-import "math"
-
 // Target is the per-item likelihood of the partially collapsed MH sampler,
 // the part that differs between plain LDA, SentenceLDA and FTM's privatized
 // tokens. The sampler keeps one topic z_i per item i (a token, a sentence, a
@@ -69,12 +67,4 @@ func (s *sentenceTarget) AddCounts(u, k int, c *Counts) {
 	for _, w := range s.words[s.unitStart[u]:s.unitStart[u+1]] {
 		c.Data[int(w)*c.K+k]++
 	}
-}
-
-// logOrInf returns log x, with log 0 = −Inf.
-func logOrInf(x float64) float64 {
-	if x <= 0 {
-		return math.Inf(-1)
-	}
-	return math.Log(x)
 }
