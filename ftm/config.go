@@ -19,6 +19,9 @@ const (
 	ModelSLDA = lda.ModelSLDA // iFTM's SentenceLDA: one topic per sentence
 )
 
+// MaxTopics is the largest K_p: topics are stored as uint16.
+const MaxTopics = lda.MaxK
+
 // Privacy units of Config.Unit.
 const (
 	UnitWord     = privacy.DefaultUnit // "word occurrence"
@@ -165,8 +168,8 @@ func (c Config) Validate() error {
 		bad("tau = %v, want a finite number ≥ 0", *c.Tau)
 	}
 	for i, k := range c.Topics {
-		if k < 1 || k > lda.MaxK {
-			bad("topics[%d] = %d, want 1..%d", i, k, lda.MaxK)
+		if k < 1 || k > MaxTopics {
+			bad("topics[%d] = %d, want 1..%d", i, k, MaxTopics)
 		}
 	}
 	if math.IsNaN(c.Alpha) || math.IsInf(c.Alpha, 0) || c.Alpha < 0 {

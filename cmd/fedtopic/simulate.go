@@ -17,6 +17,7 @@ import (
 	"github.com/fedtopic/fedtopic/corpus"
 	"github.com/fedtopic/fedtopic/eval"
 	"github.com/fedtopic/fedtopic/fed"
+	"github.com/fedtopic/fedtopic/ftm"
 	"github.com/fedtopic/fedtopic/internal/rng"
 	"github.com/fedtopic/fedtopic/privacy"
 	"github.com/fedtopic/fedtopic/privacy/accountant"
@@ -30,7 +31,7 @@ import (
 // federatedAlgorithms lists the algorithms simulate, coordinator and party
 // can run, by name.
 func federatedAlgorithms() []fed.Algorithm {
-	return []fed.Algorithm{adlda.Algorithm}
+	return []fed.Algorithm{adlda.Algorithm, ftm.Algorithm}
 }
 
 // lookupAlgorithm returns the algorithm called name.
@@ -116,6 +117,8 @@ func newSimulateCmd(e *env) *cobra.Command {
 		algorithm   string
 		parties     int
 		split       string
+		topics      string
+		ff          ftmFlags
 		k, rounds   int
 		alpha, beta float64
 		workers     int
@@ -150,8 +153,14 @@ duration, metrics; then a summary) and DIR/ledgers/ID.ledger.
 
 Algorithms: adlda (approximate distributed LDA, Newman et al. 2009: each
 party sweeps its documents against the global counts and sends count
-deltas every round; no privacy: the conventional baseline).`,
+deltas every round; no privacy: the conventional baseline); ftm (Federated
+Topic Modeling, Jiang et al. 2019, and with --model slda iFTM's
+SentenceLDA: each party privatizes its tokens once with thresholded
+Laplace noise, trains locally by private Metropolis–Hastings and sends its
+topic-normalized model; the coordinator merges similar topics and sends
+each party a composed model; --epsilon, --tau, --topics 40,50,60).`,
 		Example: `  fedtopic simulate --algorithm adlda --corpus demo/wordnet-glosses.jsonl --parties 3 --split sizes=1,2,3 --topics 20 --rounds 50 --seed 1 --out runs/demo
+  fedtopic simulate --algorithm ftm --epsilon 11 --tau 0.2 --topics 20,25,30 --rounds 5 --max-doc-length 40 --budget-epsilon 500 --corpus demo/wordnet-glosses.jsonl --split sizes=1,2,3 --seed 1 --out runs/ftm
   fedtopic simulate --corpus p1.txt,p2.txt,p3.txt --split files --tokenizer whitespace --vocab vocab.txt --topics 50 --rounds 100 --out runs/files`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -159,15 +168,23 @@ deltas every round; no privacy: the conventional baseline).`,
 			if out == "" {
 				return usagef("--out is required: the directory to write the model and run record to")
 			}
-			if k < 1 || k > adlda.MaxK {
-				return usagef("--topics %d: the number of topics must be between 1 and %d", k, adlda.MaxK)
-			}
 			if rounds < 1 {
 				return usagef("--rounds %d: must be at least 1", rounds)
 			}
 			alg, err := lookupAlgorithm(algorithm)
 			if err != nil {
 				return err
+			}
+			if err := ff.check(alg.Name); err != nil {
+				return err
+			}
+			ks, err := parseTopics(topics)
+			if err != nil {
+				return err
+			}
+			k = ks[0]
+			if alg.Name != ftm.Name && (len(ks) > 1 || k > adlda.MaxK) {
+				return usagef("--topics %s: %s takes one number of topics between 1 and %d", topics, alg.Name, adlda.MaxK)
 			}
 			s, err := parseSeed(seed)
 			if err != nil {
@@ -192,7 +209,19 @@ deltas every round; no privacy: the conventional baseline).`,
 			if err := budget.Validate(); err != nil {
 				return usageError{err}
 			}
-			paramJSON, paramProv, err := algorithmParams(c, params, k, rounds, alpha, beta, workers)
+			var (
+				paramJSON json.RawMessage
+				paramProv map[string]string
+				ftmCfg    ftm.Config
+			)
+			if alg.Name == ftm.Name {
+				if ftmCfg, err = ff.config(c, params, ks, parties, rounds, alpha, beta, workers, vocabFile == ""); err != nil {
+					return err
+				}
+				paramJSON, paramProv, err = ftmParams(ftmCfg)
+			} else {
+				paramJSON, paramProv, err = algorithmParams(c, params, k, rounds, alpha, beta, workers)
+			}
 			if err != nil {
 				return err
 			}
@@ -288,6 +317,9 @@ deltas every round; no privacy: the conventional baseline).`,
 			corpusDesc := fmt.Sprintf("%s: %d documents, %d tokens", strings.Join(cf.paths, ","), pooled.NumDocs(), pooled.NumTokens())
 			sc.Summary = func(sl *sim.SummaryLine, res *sim.Result) {
 				sl.Model, sl.Topics, sl.Vocab, sl.Corpus, sl.Split, sl.Params = "lda", k, len(words), corpusDesc, spec.String(), paramProv
+				if alg.Name == ftm.Name {
+					sl.Model = ff.model
+				}
 				sl.Models = &sim.ModelFiles{Global: "model"}
 				for i, id := range ids {
 					sl.PartyData = append(sl.PartyData, sim.PartyData{Party: id, Docs: parts[i].NumDocs(), Tokens: parts[i].NumTokens(),
@@ -297,6 +329,9 @@ deltas every round; no privacy: the conventional baseline).`,
 					}
 				}
 				sl.Privacy = privacyStatement(alg.Name, fixed == nil, vp)
+				if alg.Name == ftm.Name {
+					ftmStatement(sl.Privacy, ftmCfg)
+				}
 			}
 			start := time.Now()
 			res, err := sim.Run(ctx, sc)
@@ -343,10 +378,11 @@ deltas every round; no privacy: the conventional baseline).`,
 	fs := cmd.Flags()
 	cf.register(fs, "training text (one file split by --split, or one file per party with --split files)")
 	vf.register(cmd)
-	fs.StringVar(&algorithm, "algorithm", adlda.Name, "federated algorithm: adlda")
+	fs.StringVar(&algorithm, "algorithm", adlda.Name, "federated algorithm: adlda or ftm")
 	fs.IntVar(&parties, "parties", 3, "number of parties (with --split files: one per corpus file)")
 	fs.StringVar(&split, "split", "", "how the corpus is divided: sizes=1,2,3 | counts=100,200 | labels | labels:sizes=1,2 | dirichlet=0.5 | files (default: equal random parts)")
-	fs.IntVarP(&k, "topics", "k", 0, "number of topics K (required)")
+	fs.StringVarP(&topics, "topics", "k", "", "number of topics K (required); for ftm one per party is allowed: 40,50,60")
+	ff.register(fs)
 	fs.IntVar(&rounds, "rounds", 50, "federated rounds")
 	fs.Float64Var(&alpha, "alpha", 0, "symmetric document-topic prior per topic (default 5/K)")
 	fs.Float64Var(&beta, "beta", 0, "symmetric topic-word prior (default 0.01)")

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fedtopic/fedtopic/topic"
+)
+
+// TestSimulateFTM runs fedtopic simulate --algorithm ftm as the issue writes
+// it: per-party topic counts, ε and τ, with the private vocabulary round
+// (so the parties report per document, over --max-doc-length) and for
+// SentenceLDA with a shared vocabulary file (per word occurrence).
+func TestSimulateFTM(t *testing.T) {
+	tmp := t.TempDir()
+	vocabFile := filepath.Join(tmp, "vocab.txt")
+	words := append(append(append([]string(nil), wordGroups[0]...), wordGroups[1]...), wordGroups[2]...)
+	if err := os.WriteFile(vocabFile, []byte(strings.Join(words, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		args     []string
+		wantKs   []int
+		wantUnit string
+		wantEps  float64
+	}{
+		{name: "LDA, private vocabulary", wantKs: []int{2, 3, 4}, wantUnit: "document", wantEps: 8 + 10*11,
+			args: []string{"--topics", "2,3,4", "--epsilon", "11", "--tau", "0.2", "--max-doc-length", "10",
+				"--split", "sizes=1,2,3", "--vocab-epsilon", "8", "--vocab-l0", "4", "--budget-epsilon", "200"}},
+		{name: "SentenceLDA, shared vocabulary", wantKs: []int{3, 3, 3}, wantUnit: "word occurrence", wantEps: 9,
+			args: []string{"--topics", "3", "--epsilon", "9", "--model", "slda", "--units", "window:3", "--vocab", vocabFile, "--budget-epsilon", "9"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run")
+			args := append([]string{"simulate", "--algorithm", "ftm", "--rounds", "2", "--local-iterations", "5", "--seed", "3",
+				"--corpus", "testdata/three.txt", "--tokenizer", "whitespace", "--out", out}, tt.args...)
+			stdout, stderr, err := runCmd(t, args...)
+			if err != nil {
+				t.Fatalf("run(%q) = %v; stderr:\n%s", args, err, stderr)
+			}
+			if !strings.Contains(stdout, "wrote "+out) {
+				t.Errorf("stdout %q; want it to say what was written", stdout)
+			}
+			m, err := topic.Load(filepath.Join(out, "model"))
+			if err != nil {
+				t.Fatalf("global model: %v", err)
+			}
+			if m.Prov.Method != "ftm" || m.Prov.Rounds != 2 {
+				t.Errorf("global model provenance %+v; want ftm, 2 rounds", m.Prov)
+			}
+			for i, k := range tt.wantKs {
+				l, err := topic.Load(filepath.Join(out, "parties", "p"+string(rune('1'+i))+".model"))
+				if err != nil {
+					t.Fatalf("local model of p%d: %v", i+1, err)
+				}
+				if l.K != k {
+					t.Errorf("p%d local model has %d topics; want %d", i+1, l.K, k)
+				}
+			}
+			_, sum := simulateRecord(t, out)
+			if sum.Privacy == nil || len(sum.Epsilon) != len(tt.wantKs) {
+				t.Fatalf("summary privacy %+v, ε of %d parties; want a statement and %d parties", sum.Privacy, len(sum.Epsilon), len(tt.wantKs))
+			}
+			for _, pe := range sum.Epsilon {
+				if pe.Unit != tt.wantUnit || pe.Epsilon != tt.wantEps {
+					t.Errorf("%s spent ε = %v per %s; want %v per %s", pe.Party, pe.Epsilon, pe.Unit, tt.wantEps, tt.wantUnit)
+				}
+			}
+		})
+	}
+}
+
+func TestSimulateFTMUsageErrors(t *testing.T) {
+	base := []string{"simulate", "--corpus", "testdata/three.txt", "--out", "x", "--tokenizer", "whitespace"}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "ftm flag for adlda", args: []string{"--algorithm", "adlda", "--topics", "3", "--tau", "0.1"}, want: "--tau applies to --algorithm ftm only"},
+		{name: "topic list for adlda", args: []string{"--algorithm", "adlda", "--topics", "3,4,5"}, want: "adlda takes one number of topics"},
+		{name: "bad topic list", args: []string{"--algorithm", "ftm", "--topics", "3,x"}, want: "--topics 3,x"},
+		{name: "private vocabulary without a length bound", args: []string{"--algorithm", "ftm", "--topics", "3"}, want: "--max-doc-length"},
+		{name: "bad model", args: []string{"--algorithm", "ftm", "--topics", "3", "--model", "plsa", "--max-doc-length", "9"}, want: "model"},
+		{name: "topics for the wrong number of parties", args: []string{"--algorithm", "ftm", "--topics", "3,4", "--max-doc-length", "9", "--split", "sizes=1,2,3"}, want: "--topics 3,4: 2 values for 3 parties"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, err := runCmd(t, append(base, tt.args...)...)
+			var ue usageError
+			if !errors.As(err, &ue) || !strings.Contains(stderr, tt.want) {
+				t.Errorf("simulate %q: %v, stderr %q; want a usage error mentioning %q", tt.args, err, stderr, tt.want)
+			}
+		})
+	}
+}
