@@ -39,12 +39,11 @@ func gammaMT(r *rand.Rand, a float64) float64 {
 // gammaSmall holds the constants of the GS algorithm for one shape a < 1.
 type gammaSmall struct {
 	a, b, invA float64
-	pow        int     // 1/a when it is a small integer (β = 0.01 gives 100), else 0
-	pZero      float64 // p < pZero gives p^(1/a) < 2⁻¹⁹⁰ (see drawPhi)
+	pow        int // 1/a when it is a small integer (β = 0.01 gives 100), else 0
 }
 
 func newGammaSmall(a float64) gammaSmall {
-	g := gammaSmall{a: a, b: 1 + a/math.E, invA: 1 / a, pZero: math.Exp2(-190 * a)}
+	g := gammaSmall{a: a, b: 1 + a/math.E, invA: 1 / a}
 	if n := math.Round(g.invA); n == g.invA && n <= 1024 {
 		g.pow = int(n)
 	}

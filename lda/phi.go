@@ -28,6 +28,16 @@ const proposalCut = 1e-3
 // every operation that touches them.
 const minNormal32 = 0x1p-126
 
+// flushBits returns the bits of y ≥ 0, or 0 when y is below minNormal32.
+// Non-negative floats order like their bits.
+func flushBits(y float64) uint64 {
+	b := math.Float64bits(y)
+	if b < math.Float64bits(minNormal32) {
+		b = 0
+	}
+	return b
+}
+
 // Phi is the topic-word matrix Φ of one iteration in the form the samplers
 // read it: word-major (the column φ_{·,w} of a word is contiguous) in
 // float32, with a sparse Walker alias table per proposal word for the word
@@ -250,17 +260,15 @@ func drawBlock[T count](p *Phi, c []T, b int, small gammaSmall, beta float64, pw
 				// gammaSmall.from with its common case inline.
 				q := small.b * unit(src.Uint64())
 				switch {
-				case q < small.pZero && fast:
-					// x = q^(1/β) < 2⁻¹⁹⁰: below what scaled storage keeps,
-					// and too small to move S_k ≥ 2⁻⁶⁴ by a float64 ulp.
-					x = 0
 				case q <= 1 && small.pow > 0:
 					x = powInt(q, small.pow)
-					if x >= 0x1p-53 {
-						if u := unit(src.Uint64()); !(u <= 1-x) && !(u <= math.Exp(-x)) {
-							x, lx = small.from(small.b*unit(src.Uint64()), src) // rejected: start over
-							break
-						}
+					// Accept when U ≤ e^(−x). U is drawn even where x <
+					// 2⁻⁵³ makes acceptance certain (1 − x rounds to 1):
+					// an unconditional draw is cheaper than a branch on x
+					// that goes either way.
+					if u := unit(src.Uint64()); !(u <= 1-x) && !(u <= math.Exp(-x)) {
+						x, lx = small.from(small.b*unit(src.Uint64()), src) // rejected: start over
+						break
 					}
 					if !fast {
 						lx = math.Log(q) * small.invA
@@ -282,22 +290,14 @@ func drawBlock[T count](p *Phi, c []T, b int, small gammaSmall, beta float64, pw
 				acc[t] += x
 				// Flush what would be a float32 subnormal: the final value
 				// (this divided by S_k·2⁶⁴ ≥ 1) would be flushed anyway.
-				y := x * phiScale
-				if y < minNormal32 {
-					y = 0
-				}
-				pc[t] = float32(y)
+				pc[t] = float32(math.Float64frombits(flushBits(x * phiScale)))
 			case fast:
 			case mode == passMax:
 				acc[t] = math.Max(acc[t], lx)
 			case mode == passSum:
 				acc[t] += math.Exp(lx - shift[t])
 			default:
-				y := math.Exp(lx - shift[t])
-				if y < minNormal32 {
-					y = 0
-				}
-				pc[t] = float32(y)
+				pc[t] = float32(math.Float64frombits(flushBits(math.Exp(lx - shift[t]))))
 			}
 		}
 	}
@@ -312,30 +312,25 @@ func (p *Phi) finishBlock(pw *phiWorker, b int, fac []float64) {
 	sp := p.sparse[b][:0]
 	for w := w0; w < w1; w++ {
 		col := p.col[w*k : (w+1)*k]
-		var top float32
+		// Flush and maximum on the bits of the (non-negative) values:
+		// integer comparisons become conditional moves, where float
+		// comparisons of random outcomes would be mispredicted branches.
+		var topBits uint64
 		if fac != nil {
 			fac := fac[:len(col)]
 			for t, x := range col {
-				y := float64(x) * fac[t]
-				if y < minNormal32 {
-					y = 0
-				}
-				col[t] = float32(y)
-				if float32(y) > top {
-					top = float32(y)
-				}
+				b := flushBits(float64(x) * fac[t])
+				col[t] = float32(math.Float64frombits(b))
+				topBits = max(topBits, b)
 			}
 		} else {
 			for t, x := range col {
-				if x < minNormal32 {
-					x = 0
-					col[t] = 0
-				}
-				if x > top {
-					top = x
-				}
+				b := flushBits(float64(x))
+				col[t] = float32(math.Float64frombits(b))
+				topBits = max(topBits, b)
 			}
 		}
+		top := float32(math.Float64frombits(topBits))
 		if p.needLog {
 			for t, x := range col {
 				p.logRow[t*v+w] = float32(math.Log(float64(x)))
