@@ -113,6 +113,7 @@ its privacy cost is accounted and reported.`,
 		newCoordinatorCmd(e),
 		newPartyCmd(e),
 		newCertsCmd(e),
+		newExperimentCmd(e),
 	)
 	return root
 }
