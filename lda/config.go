@@ -66,15 +66,17 @@ type Config struct {
 	// from its own random stream. Changing it changes the result; default
 	// 16384.
 	BlockSize int `json:"block_size"`
-	// BurnIn is the number of initial sweeps of a plain-LDA MH chain that
-	// run the collapsed AD-LDA kernel (see SamplerADLDA) instead of the
-	// partially collapsed one; default Iterations/2, negative for none.
+	// BurnIn is the number of initial sweeps of an MH chain that run the
+	// collapsed AD-LDA kernel (see SamplerADLDA) instead of the partially
+	// collapsed one — for SentenceLDA on the tokens as plain LDA, after
+	// which each sentence takes its tokens' majority topic; default
+	// Iterations/2, negative for none.
 	// The partially collapsed chain keeps a token pinned to its topic while
 	// its own count props up φ there, and a topic that empties gets a
 	// spiky Dirichlet(β) row few tokens can enter, so from a random start
 	// it forms topics slowly (on WordNet glosses at K = 50 it needs about
 	// twice the sweeps of the collapsed kernel); the burn-in only sets the
-	// starting point of the exact chain. SentenceLDA has no burn-in.
+	// starting point of the exact chain.
 	BurnIn int `json:"burn_in"`
 }
 

@@ -32,6 +32,8 @@ type MH struct {
 	tokens      int             // tokens per sweep, for progress reports
 	nkw         []int32         // plain LDA: C_kw = nkw[w*K+k]
 	coll        *collapsedState // collapsed kernel, allocated on first use
+	tokenBurn   *MH             // SentenceLDA burn-in: a plain-LDA chain on the tokens
+	unitStart   []int           // SentenceLDA: tokens of each sentence
 	counts      *Counts         // Target: C_kw as floats
 	phi         *Phi            // Φ of the next sweep
 	phiStale    bool            // Φ must be drawn from the counts before the next sweep
@@ -65,7 +67,18 @@ func NewMH(c *corpus.Corpus, cfg Config) (*MH, error) {
 			return nil, errors.New("lda: the adlda sampler is for plain LDA, not SentenceLDA")
 		}
 		t := &sentenceTarget{words: c.Words, unitStart: c.UnitStart}
-		return newMH(c.DocUnit, c.V, c.NumTokens(), nil, t, cfg)
+		m, err := newMH(c.DocUnit, c.V, c.NumTokens(), nil, t, cfg)
+		if err != nil || cfg.BurnIn == 0 {
+			return m, err
+		}
+		// Burn-in on the tokens, with a seed of its own.
+		tc := cfg
+		tc.Model, tc.Sampler, tc.Seed = ModelLDA, SamplerADLDA, rng.Derive(cfg.Seed, "lda", "slda burn-in").Uint64()
+		if m.tokenBurn, err = newMH(c.DocStart, c.V, c.NumTokens(), c.Words, nil, tc); err != nil {
+			return nil, err
+		}
+		m.unitStart = c.UnitStart
+		return m, nil
 	}
 	return newMH(c.DocStart, c.V, c.NumTokens(), c.Words, nil, cfg)
 }
@@ -243,6 +256,9 @@ func (m *MH) step(ctx context.Context) error {
 	if m.countsStale {
 		m.recount()
 	}
+	if m.tokenBurn != nil {
+		return m.stepTokenBurn(ctx)
+	}
 	if m.collapsedNext() {
 		if err := m.prepareCollapsed(ctx); err != nil {
 			return err
@@ -280,6 +296,42 @@ func (m *MH) step(ctx context.Context) error {
 		m.clearCounts()
 	}
 	return m.sweep(ctx)
+}
+
+// stepTokenBurn runs one burn-in sweep of a SentenceLDA chain: a sweep of
+// the collapsed kernel on its tokens as plain LDA. After the last one every
+// sentence takes the topic most of its tokens have (the smallest on a
+// tie), and the partially collapsed sentence chain starts from there. The
+// token chain forms topics much faster than the sentence chain from a
+// random start, where a topic that empties gets a spiky Dirichlet(β) row
+// no sentence can enter.
+func (m *MH) stepTokenBurn(ctx context.Context) error {
+	if err := m.tokenBurn.step(ctx); err != nil {
+		return err
+	}
+	m.iter++
+	if m.iter < m.cfg.BurnIn {
+		return nil
+	}
+	zt := m.tokenBurn.z
+	cnt := make([]int32, m.k)
+	for u := range m.z {
+		best := 0
+		for _, t := range zt[m.unitStart[u]:m.unitStart[u+1]] {
+			cnt[t]++
+			if cnt[t] > cnt[best] || (cnt[t] == cnt[best] && int(t) < best) {
+				best = int(t)
+			}
+		}
+		for _, t := range zt[m.unitStart[u]:m.unitStart[u+1]] {
+			cnt[t] = 0
+		}
+		m.z[u] = uint16(best)
+	}
+	m.tokenBurn = nil
+	m.recount()
+	m.phiStale = true
+	return nil
 }
 
 // collapsedNext reports whether the next iteration runs the collapsed

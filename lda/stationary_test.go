@@ -24,7 +24,7 @@ import (
 // multinomial and the chi-square test applies without thinning.
 
 const (
-	statDocs   = 40_000
+	statDocs   = 20_000
 	statK      = 3
 	statAlpha  = 0.5
 	fromPiRuns = 4
@@ -166,7 +166,7 @@ func repeatDocs(words []int32, units []int) *corpus.Corpus {
 	return c
 }
 
-var statCfg = Config{K: statK, Alpha: statAlpha, Workers: 2, BlockSize: 5000, Seed: 5}
+var statCfg = Config{K: statK, Alpha: statAlpha, Workers: 2, BlockSize: 5000, Seed: 5, BurnIn: -1}
 
 func TestMHStationaryLDA(t *testing.T) {
 	t.Parallel()
