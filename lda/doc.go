@@ -25,6 +25,16 @@
 // words. A Target replaces the per-token likelihood, which is how FTM
 // samples privatized count vectors with the same kernel.
 //
+// Word proposals come from sparse alias tables that leave out the topics
+// where φ_kw is below 10⁻³ of the word's largest entry, so
+// building them costs little next to the O(K·V) draw of Φ itself. The
+// partially collapsed chain forms topics more slowly from a random start than
+// collapsed samplers — a token's own count props up φ at its topic, and a
+// topic that empties gets a spiky Dirichlet(β) row that few tokens (and no
+// sentence) can enter — so by default the first half of the sweeps is
+// burn-in with the AD-LDA kernel: on the tokens as plain LDA for SentenceLDA,
+// whose sentences then take their tokens' majority topic (Config.BurnIn).
+//
 // Usage:
 //
 //	model, err := lda.Train(ctx, c, lda.Config{K: 50, Iterations: 1000, Seed: seed}, nil)

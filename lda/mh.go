@@ -51,9 +51,9 @@ type sweepWorker struct {
 }
 
 // NewMH returns an MH chain for cfg.Model (LDA or SentenceLDA) on c, with
-// topics initialised uniformly at random. cfg.Sampler SamplerADLDA makes
-// every sweep of a plain-LDA chain use the collapsed kernel; other values
-// are ignored.
+// topics initialised uniformly at random; its first cfg.BurnIn sweeps are
+// burn-in (see Config.BurnIn). cfg.Sampler SamplerADLDA makes every sweep of
+// a plain-LDA chain use the collapsed kernel; other values are ignored.
 func NewMH(c *corpus.Corpus, cfg Config) (*MH, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
