@@ -15,8 +15,16 @@ import (
 // their boost G_a = G_{a+1}·U^{1/a}, whose logarithm is log G_{a+1} +
 // (log U)/a.
 func logGamma(r *rand.Rand, a float64) float64 {
+	_, lg := gammaDraw(r, a)
+	return lg
+}
+
+// gammaDraw returns G ~ Gamma(a, 1) and log G from one draw (see
+// logGamma); G may underflow to 0 for a < 1, log G never does.
+func gammaDraw(r *rand.Rand, a float64) (g, lg float64) {
 	var boost float64
-	if a < 1 {
+	small := a < 1
+	if small {
 		boost = math.Log(1-r.Float64()) / a // U ∈ (0, 1]
 		a++
 	}
@@ -32,7 +40,12 @@ func logGamma(r *rand.Rand, a float64) float64 {
 		u := r.Float64()
 		x2 := x * x
 		if u < 1-0.0331*x2*x2 || math.Log(u) < 0.5*x2+d*(1-v+math.Log(v)) {
-			return math.Log(d*v) + boost
+			g = d * v
+			if !small {
+				return g, math.Log(g)
+			}
+			lg = math.Log(g) + boost
+			return math.Exp(lg), lg
 		}
 	}
 }

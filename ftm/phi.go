@@ -35,9 +35,9 @@ type phi struct {
 	tab   []aliasEntry // alias table of slot s at s*k .. (s+1)*k
 	lemK  uint32       // Lemire rejection bound for k
 
-	// Scratch of the Dirichlet draw: per word block and topic, the largest
-	// log variate and the sum of exp(log variate − largest).
-	blockMax, blockSum []float64
+	// Scratch of the Dirichlet draw: per word block and topic, the sum of
+	// the gamma variates.
+	blockSum []float64
 }
 
 // newPhi allocates Φ for k topics over v words with alias tables for the
@@ -56,7 +56,6 @@ func newPhi(k, v int, proposal []int32) *phi {
 	p.q = make([]float32, len(p.words)*k)
 	p.tab = make([]aliasEntry, len(p.words)*k)
 	nb := (v + phiBlock - 1) / phiBlock
-	p.blockMax = make([]float64, nb*k)
 	p.blockSum = make([]float64, nb*k)
 	return p
 }
@@ -82,37 +81,31 @@ func (p *phi) mixture(words []int32, t int) float64 {
 
 // draw samples φ_k ~ Dirichlet(C_k· + β) for every topic, with C_kw =
 // max(0, unit·c[k*v+w] − sub[k]) (sub is nil without debiasing), by
-// normalizing independent gamma variates in log space; then it rebuilds the
+// normalizing independent gamma variates, kept as logarithms so that the
+// tiny variates of small shapes do not underflow; then it rebuilds the
 // proposal tables. Word block b draws from rng.Derive(seed, labels...,
-// "phi", b) in the order word, then topic, and partial results merge in
-// block order, so the draw does not depend on the number of workers.
+// "phi", b) in the order word, then topic, and partial sums merge in block
+// order, so the draw does not depend on the number of workers. A topic's
+// normalizer is the plain sum of its variates, or, when that underflows
+// (every shape below one and every variate tiny), the sum computed from
+// their logarithms.
 func (p *phi) draw(ctx context.Context, workers int, c []int64, unit float64, sub []float64, beta float64, seed uint64, labels []any) error {
 	k, v := p.k, p.v
 	nb := (v + phiBlock - 1) / phiBlock
 	err := parallel(ctx, workers, nb, func(_, b int) {
 		r := rng.Derive(seed, append(append([]any(nil), labels...), "phi", b)...)
 		w0, w1 := b*phiBlock, min(v, (b+1)*phiBlock)
-		mx := p.blockMax[b*k : (b+1)*k]
 		sm := p.blockSum[b*k : (b+1)*k]
-		for t := range mx {
-			mx[t] = math.Inf(-1)
-			sm[t] = 0
-		}
+		clear(sm)
 		for w := w0; w < w1; w++ {
 			for t := 0; t < k; t++ {
 				a := unit * float64(c[t*v+w])
 				if sub != nil {
 					a = math.Max(0, a-sub[t])
 				}
-				lg := logGamma(r, a+beta)
+				g, lg := gammaDraw(r, a+beta)
 				p.logRow[t*v+w] = float32(lg)
-				// Running log-sum-exp of the block's variates per topic.
-				if lg > mx[t] {
-					sm[t] = sm[t]*math.Exp(mx[t]-lg) + 1
-					mx[t] = lg
-				} else {
-					sm[t] += math.Exp(lg - mx[t])
-				}
+				sm[t] += g
 			}
 		}
 	})
@@ -121,13 +114,23 @@ func (p *phi) draw(ctx context.Context, workers int, c []int64, unit float64, su
 	}
 	logZ := make([]float64, k)
 	for t := 0; t < k; t++ {
-		m := math.Inf(-1)
-		for b := 0; b < nb; b++ {
-			m = math.Max(m, p.blockMax[b*k+t])
-		}
 		var s float64
 		for b := 0; b < nb; b++ {
-			s += p.blockSum[b*k+t] * math.Exp(p.blockMax[b*k+t]-m)
+			s += p.blockSum[b*k+t]
+		}
+		if s > 1e-200 && !math.IsInf(s, 0) {
+			logZ[t] = math.Log(s)
+			continue
+		}
+		// Log-sum-exp over the row, in word order.
+		row := p.logRow[t*v : (t+1)*v]
+		m := math.Inf(-1)
+		for _, x := range row {
+			m = math.Max(m, float64(x))
+		}
+		s = 0
+		for _, x := range row {
+			s += math.Exp(float64(x) - m)
 		}
 		logZ[t] = m + math.Log(s)
 		if math.IsNaN(logZ[t]) || math.IsInf(logZ[t], 0) {
