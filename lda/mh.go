@@ -478,9 +478,10 @@ func (m *MH) Iteration() int { return m.iter }
 // SentenceLDA) as a read-only view.
 func (m *MH) Assignments() []uint16 { return m.z }
 
-// Phi returns the Φ of the latest sweep (or the one set by SetPhi): the
-// draw the chain sampled with, not a point estimate. It is read-only and
-// is overwritten by the next Run.
+// Phi returns the Φ of the latest partially collapsed sweep (or the one set
+// by SetPhi): the draw the chain sampled with, not a point estimate. It is
+// read-only, is overwritten by the next Run, and means nothing before the
+// first such sweep (during burn-in).
 func (m *MH) Phi() *Phi { return m.phi }
 
 // TopicWordCounts returns C_kw, row-major K×V, counted from the current
