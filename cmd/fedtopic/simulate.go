@@ -16,6 +16,7 @@ import (
 
 	"github.com/fedtopic/fedtopic/corpus"
 	"github.com/fedtopic/fedtopic/eval"
+	"github.com/fedtopic/fedtopic/eval/report"
 	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/ftm"
 	"github.com/fedtopic/fedtopic/internal/rng"
@@ -131,6 +132,7 @@ func newSimulateCmd(e *env) *cobra.Command {
 		budgetDelta float64
 		testFile    string
 		evalEvery   int
+		writeReport bool
 	)
 	cmd := &cobra.Command{
 		Use:   "simulate --corpus FILE --parties N --split RULE --topics K --rounds R --out DIR",
@@ -372,6 +374,15 @@ each party a composed model; --epsilon, --tau, --topics 40,50,60).`,
 				}
 			}
 			printSummary(e.stdout, out, res.Summary, time.Since(start))
+			path := filepath.Join(out, "report.html")
+			if !writeReport {
+				fmt.Fprintf(e.stdout, "report: run 'fedtopic report %s --out %s' (or simulate with --report)\n", out, path)
+				return nil
+			}
+			if err := report.WriteFile(ctx, path, []string{out}, report.Options{}); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "report: %s\n", path)
 			return nil
 		},
 	}
@@ -395,6 +406,7 @@ each party a composed model; --epsilon, --tau, --topics 40,50,60).`,
 	fs.Float64Var(&budgetEps, "budget-epsilon", 10, "each party's privacy budget ε; a round that would exceed it is refused")
 	fs.Float64Var(&budgetDelta, "budget-delta", 1e-5, "each party's privacy budget δ")
 	fs.StringVar(&testFile, "test", "", "held-out documents: document-completion perplexity of the global model goes into the run record")
+	fs.BoolVar(&writeReport, "report", false, "also write the HTML report of the run to DIR/report.html")
 	fs.IntVar(&evalEvery, "eval-every", 0, "with --test, measure every N rounds as well as after the last (0: the last only)")
 	return cmd
 }

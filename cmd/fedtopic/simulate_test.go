@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -68,9 +69,10 @@ func TestSimulate(t *testing.T) {
 		name    string
 		args    []string
 		parties int
+		report  bool // --report: DIR/report.html is written
 	}{
-		{name: "split with private vocabulary", parties: 3, args: []string{"--corpus", "testdata/three.txt", "--tokenizer", "whitespace",
-			"--parties", "3", "--split", "sizes=1,2,3", "--vocab-epsilon", "8", "--vocab-l0", "4"}},
+		{name: "split with private vocabulary", parties: 3, report: true, args: []string{"--corpus", "testdata/three.txt", "--tokenizer", "whitespace",
+			"--parties", "3", "--split", "sizes=1,2,3", "--vocab-epsilon", "8", "--vocab-l0", "4", "--report"}},
 		{name: "files with shared vocabulary", parties: 3, args: []string{"--corpus", strings.Join(files, ","), "--split", "files",
 			"--tokenizer", "whitespace", "--vocab", vocabFile}},
 	}
@@ -84,6 +86,17 @@ func TestSimulate(t *testing.T) {
 			}
 			if !strings.Contains(stdout, "wrote "+out) {
 				t.Errorf("stdout %q; want it to say what was written", stdout)
+			}
+			reportPath := filepath.Join(out, "report.html")
+			if !strings.Contains(stdout, "report: ") || !strings.Contains(stdout, reportPath) {
+				t.Errorf("stdout %q; want it to end by saying where the report is (%s)", stdout, reportPath)
+			}
+			html, err := os.ReadFile(reportPath)
+			if tt.report && (err != nil || !bytes.Contains(html, []byte("<svg"))) {
+				t.Errorf("--report: %s holds %d bytes, err %v; want an HTML report with plots", reportPath, len(html), err)
+			}
+			if !tt.report && err == nil {
+				t.Errorf("without --report, %s was written", reportPath)
 			}
 			m, err := topic.Load(filepath.Join(out, "model"))
 			if err != nil {
