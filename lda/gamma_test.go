@@ -135,3 +135,106 @@ func TestPowInt(t *testing.T) {
 		}
 	}
 }
+
+func TestGammaSmallPower(t *testing.T) {
+	for _, a := range []float64{0.01, 0.02, 0.5} {
+		g := newGammaSmall(a)
+		for _, p := range []float64{0, 1e-3, 0.3, 0.5, 0.93, 0.999, 1} {
+			got, want := g.power(p), math.Pow(p, 1/a)
+			if math.Abs(got-want) > 1e-13*want {
+				t.Errorf("newGammaSmall(%v).power(%v) = %v; want %v", a, p, got, want)
+			}
+		}
+	}
+}
+
+// TestDrawPhiMarginalKS checks the distribution of single entries of the
+// Dirichlet draw: φ_kw ~ Beta(a_w, a_0 − a_w) with a_w = C_kw + β and a_0 =
+// C_k + Vβ, for entries with zero and non-zero counts, by a one-sample
+// Kolmogorov–Smirnov test on n draws. Entries below the smallest normal
+// float32 are stored as 0 and the rest are rounded, so the empirical CDF is
+// compared with F at the ends of the interval each stored value stands
+// for (a subset of the points of the usual statistic). The DKW inequality
+// P(sup |F_n − F| > d) ≤ 2·exp(−2nd²) holds for any F, so with m checked
+// entries in all the critical d = √(ln(2m/1e-5)/(2n)) gives a test-wide
+// false-failure rate of at most 1e-5. β = 0.01 takes the integer-power path
+// of the zero-count draws, 0.013 the general one; "tiny sums" (V·β = 0.03)
+// sends an empty topic through the exact log-space pass.
+func TestDrawPhiMarginalKS(t *testing.T) {
+	tests := []struct {
+		name   string
+		k, v   int
+		beta   float64
+		counts map[[2]int]int32 // (topic, word) → C_kw
+		check  [][2]int
+	}{
+		{name: "beta 0.01", k: 3, v: 300, beta: 0.01,
+			counts: map[[2]int]int32{{0, 0}: 7, {0, 1}: 1, {0, 299}: 12, {1, 5}: 1, {1, 260}: 20},
+			check:  [][2]int{{0, 0}, {0, 1}, {0, 2}, {0, 280}, {1, 5}, {1, 6}, {2, 0}}},
+		{name: "beta 0.013", k: 2, v: 300, beta: 0.013,
+			counts: map[[2]int]int32{{0, 0}: 7, {0, 1}: 1, {1, 260}: 3},
+			check:  [][2]int{{0, 0}, {0, 1}, {0, 2}, {1, 260}, {1, 261}}},
+		{name: "tiny sums", k: 2, v: 3, beta: 0.01,
+			counts: map[[2]int]int32{{0, 0}: 5, {0, 1}: 1},
+			check:  [][2]int{{0, 0}, {0, 2}, {1, 0}}},
+	}
+	const n = 3000
+	m := 0
+	for _, tt := range tests {
+		m += len(tt.check)
+	}
+	crit := math.Sqrt(math.Log(2*float64(m)/1e-5) / (2 * n))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k, v := tt.k, tt.v
+			counts := make([]int32, k*v)
+			for kw, c := range tt.counts {
+				counts[kw[1]*k+kw[0]] = c
+			}
+			p := newPhi(k, v, make([]bool, v), false)
+			workers := []*phiWorker{newPhiWorker()}
+			buf := make([]int32, len(counts))
+			got := make([][]float64, len(tt.check))
+			for it := range n {
+				copy(buf, counts)
+				if err := drawPhi(context.Background(), p, buf, tt.beta, 5, it, workers); err != nil {
+					t.Fatal(err)
+				}
+				for j, kw := range tt.check {
+					got[j] = append(got[j], p.At(kw[0], kw[1]))
+				}
+			}
+			for j, kw := range tt.check {
+				var a0 float64
+				for w := range v {
+					a0 += float64(counts[w*k+kw[0]]) + tt.beta
+				}
+				a := float64(counts[kw[1]*k+kw[0]]) + tt.beta
+				cdf := distuv.Beta{Alpha: a, Beta: a0 - a}
+				x := got[j]
+				slices.Sort(x)
+				// Compare the empirical CDF with F at the ends of the
+				// interval each stored value stands for: [0, 2⁻¹²⁶) for 0,
+				// half-way to the float32 neighbours otherwise.
+				var d float64
+				for i := 0; i < n; {
+					j := i
+					for j < n && x[j] == x[i] {
+						j++
+					}
+					lo, hi := float64(0), minNormal32
+					if x[i] > 0 {
+						f := float32(x[i])
+						lo = (float64(f) + float64(math.Nextafter32(f, 0))) / 2
+						hi = min(1, (float64(f)+float64(math.Nextafter32(f, 2)))/2)
+					}
+					d = max(d, math.Abs(cdf.CDF(lo)-float64(i)/n), math.Abs(cdf.CDF(hi)-float64(j)/n))
+					i = j
+				}
+				if d > crit {
+					t.Errorf("KS distance of φ[%d][%d] (count %v) over %d draws = %.4f; want ≤ %.4f", kw[0], kw[1], a-tt.beta, n, d, crit)
+				}
+			}
+		})
+	}
+}

@@ -257,18 +257,24 @@ func drawBlock[T count](p *Phi, c []T, b int, small gammaSmall, beta float64, pw
 			var x, lx float64 // lx is needed (and set) only for exact topics
 			fast := mode == passFast || !exact[t]
 			if n == 0 {
-				// gammaSmall.from with its common case inline.
-				q := small.b * unit(src.Uint64())
+				// gammaSmall.from with its common case inline, from one
+				// 64-bit word r: the high 53 bits give the first uniform
+				// and the low 11 bits c the leading bits of the acceptance
+				// uniform U = (c + U')/2¹¹, whose remaining bits U' are
+				// drawn only when c alone cannot decide U ≤ e^(−x): when
+				// (c+1)/2¹¹ ≤ 1 − x, U < e^(−x) whatever U' is. That
+				// happens for all but about 1% of the draws, so most
+				// zero-count entries cost one 64-bit word.
+				r := src.Uint64()
+				q := small.b * unit(r)
 				switch {
 				case q <= 1 && small.pow > 0:
-					x = powInt(q, small.pow)
-					// Accept when U ≤ e^(−x). U is drawn even where x <
-					// 2⁻⁵³ makes acceptance certain (1 − x rounds to 1):
-					// an unconditional draw is cheaper than a branch on x
-					// that goes either way.
-					if u := unit(src.Uint64()); !(u <= 1-x) && !(u <= math.Exp(-x)) {
-						x, lx = small.from(small.b*unit(src.Uint64()), src) // rejected: start over
-						break
+					x = small.power(q)
+					if c := float64(r & 0x7ff); !((c+1)*0x1p-11 <= 1-x) {
+						if u := (c + unit(src.Uint64())) * 0x1p-11; !(u <= math.Exp(-x)) {
+							x, lx = small.from(small.b*unit(src.Uint64()), src) // rejected: start over
+							break
+						}
 					}
 					if !fast {
 						lx = math.Log(q) * small.invA
