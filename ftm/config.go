@@ -39,14 +39,14 @@ const (
 const (
 	DefaultEpsilon         = 11.0 // the papers' headline setting (FTM-11, iFTM-11)
 	DefaultTau             = 0.2  // the papers' default threshold
-	DefaultK               = 20
+	DefaultK               = 10
 	DefaultAlphaSum        = lda.DefaultAlphaSum // α = DefaultAlphaSum/K_p
 	DefaultBeta            = lda.DefaultBeta
-	DefaultLocalIterations = 30
+	DefaultLocalIterations = 10
 	DefaultRounds          = 5
 	DefaultTopL            = 20
-	DefaultXi              = 0.5
-	DefaultMHSteps         = 2
+	DefaultXi              = 0.7
+	DefaultMHSteps         = 1
 	DefaultBlockSize       = 1 << 13
 	// DefaultNoiseMemory is the default budget, in bytes, for the compact
 	// encoding of a party's privatized vectors; items beyond it are

@@ -27,7 +27,7 @@ func Example() {
 	}
 	res, err := sim.Run(context.Background(), sim.Scenario{
 		Algorithm: ftm.Algorithm,
-		Params:    json.RawMessage(`{"epsilon": 11, "topics": [3, 4, 5], "rounds": 3, "local_iterations": 20, "top_l": 5, "debias": "output"}`),
+		Params:    json.RawMessage(`{"epsilon": 11, "topics": [3, 4, 5], "rounds": 3, "local_iterations": 20, "top_l": 5, "xi": 0.5, "debias": "output"}`),
 		Corpora:   parts, Vocab: vocab, Seed: 7,
 		Budget: accountant.Budget{Epsilon: 11},
 		OnRound: func(l sim.RoundLine) {
@@ -57,8 +57,8 @@ func Example() {
 	// p2 spent ε = 11 per word occurrence in 1 release
 	// p3 spent ε = 11 per word occurrence in 1 release
 	// global model: 4 topics; local models: 3, 4, 5 topics
-	// topic 0: w16 w15 w13 w14
-	// topic 1: w07 w05 w01 w00
-	// topic 2: w26 w27 w22 w24
-	// topic 3: w32 w33 w38 w31
+	// topic 0: w07 w05 w01 w00
+	// topic 1: w26 w27 w22 w24
+	// topic 2: w16 w15 w13 w14
+	// topic 3: w33 w32 w31 w38
 }
