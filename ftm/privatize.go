@@ -58,6 +58,9 @@ type store struct {
 	propStart []int32
 
 	entries int64 // total number of entries over all items
+	// valueBound is Σ_i max_w n̂_iw in grid steps: no count of a topic and
+	// word, and no change of one in a sweep, can exceed it.
+	valueBound int64
 }
 
 // privatizeConfig is what newStore needs from Config.
@@ -116,11 +119,11 @@ func newStore(ctx context.Context, c *corpus.Corpus, pc privatizeConfig, noise p
 		}
 	}
 	type blockOut struct {
-		enc       []byte
-		prop      []int32
-		propLen   []int32
-		entries   int64
-		propCount int
+		enc     []byte
+		prop    []int32
+		propLen []int32
+		entries int64
+		bound   int64
 	}
 	outs := make([]blockOut, nb)
 	rd := make([]*reader, pc.workers)
@@ -136,6 +139,11 @@ func newStore(ctx context.Context, c *corpus.Corpus, pc privatizeConfig, noise p
 			for i := st.docStart[d]; i < st.docStart[d+1]; i++ {
 				es := r.regen(i)
 				o.entries += int64(len(es))
+				var top int32
+				for _, e := range es {
+					top = max(top, e.s)
+				}
+				o.bound += int64(top)
 				if keep {
 					o.enc = st.appendItem(o.enc, es)
 				}
@@ -175,6 +183,7 @@ func newStore(ctx context.Context, c *corpus.Corpus, pc privatizeConfig, noise p
 			}
 		}
 		st.entries += o.entries
+		st.valueBound += o.bound
 		outs[b] = blockOut{}
 	}
 	st.propStart = propStart

@@ -61,7 +61,11 @@ type chain struct {
 	// debiasDraw applies the debiasing before the Dirichlet draws too,
 	// not only to the local model.
 	debiasDraw bool
-	sw         []*sweeper
+	// narrow keeps the workers' partial counts in 32 bits: no sum of item
+	// values can overflow them (store.valueBound < 2³¹), and they take half
+	// the memory traffic.
+	narrow bool
+	sw     []*sweeper
 }
 
 // sweeper is the scratch space of one goroutine of a sweep.
@@ -69,7 +73,8 @@ type sweeper struct {
 	src  *rand.ChaCha8
 	rd   *reader
 	cnt  []int32   // C_d· of the document being sampled
-	c    []int64   // this worker's part of C_kw
+	c    []int64   // this worker's part of C_kw (or of its change)
+	c32  []int32   // the same in 32 bits, when every sum fits (narrow)
 	nk   []int64   // this worker's part of the items per topic
 	prop []int     // proposals of the current item: word, document per step
 	cand []int     // distinct proposed topics, the current one first
@@ -87,12 +92,19 @@ func newChain(st *store, k int, alpha, beta float64, steps, workers int, seed ui
 		c:   make([]int64, k*st.v),
 		nk:  make([]int64, k),
 	}
+	ch.narrow = st.valueBound < math.MaxInt32
 	for range workers {
-		ch.sw = append(ch.sw, &sweeper{
+		sw := &sweeper{
 			src: rand.NewChaCha8([32]byte{}), rd: st.newReader(),
-			cnt: make([]int32, k), c: make([]int64, k*st.v), nk: make([]int64, k),
+			cnt: make([]int32, k), nk: make([]int64, k),
 			prop: make([]int, 2*steps), cand: make([]int, 0, 2*steps+1), ll: make([]float64, 2*steps+1),
-		})
+		}
+		if ch.narrow {
+			sw.c32 = make([]int32, k*st.v)
+		} else {
+			sw.c = make([]int64, k*st.v)
+		}
+		ch.sw = append(ch.sw, sw)
 	}
 	return ch
 }
@@ -209,6 +221,7 @@ const (
 func (ch *chain) sweep(ctx context.Context, round, iter int, mode int) error {
 	for _, sw := range ch.sw {
 		clear(sw.c)
+		clear(sw.c32)
 		clear(sw.nk)
 	}
 	blocks := ch.st.blocks
@@ -231,8 +244,14 @@ func (ch *chain) sweep(ctx context.Context, round, iter int, mode int) error {
 			clear(row)
 		}
 		for _, sw := range ch.sw {
-			for w, x := range sw.c[t*v : (t+1)*v] {
-				row[w] += x
+			if ch.narrow {
+				for w, x := range sw.c32[t*v : (t+1)*v] {
+					row[w] += int64(x)
+				}
+			} else {
+				for w, x := range sw.c[t*v : (t+1)*v] {
+					row[w] += x
+				}
 			}
 		}
 	})
@@ -274,12 +293,20 @@ func (ch *chain) sweepBlock(sw *sweeper, b int, key [32]byte, mode int) {
 				zd[j] = uint16(cur)
 				cnt[cur]++
 			}
+			k0 := int64(st.k0)
 			switch {
-			case mode != sampleDelta:
-				ch.scatter(body, sw.c[cur*v:(cur+1)*v], nil)
+			case mode != sampleDelta && ch.narrow:
+				scatter(body, k0, sw.c32[cur*v:(cur+1)*v], nil)
 				sw.nk[cur]++
+			case mode != sampleDelta:
+				scatter(body, k0, sw.c[cur*v:(cur+1)*v], nil)
+				sw.nk[cur]++
+			case cur != old && ch.narrow:
+				scatter(body, k0, sw.c32[cur*v:(cur+1)*v], sw.c32[old*v:(old+1)*v])
+				sw.nk[cur]++
+				sw.nk[old]--
 			case cur != old:
-				ch.scatter(body, sw.c[cur*v:(cur+1)*v], sw.c[old*v:(old+1)*v])
+				scatter(body, k0, sw.c[cur*v:(cur+1)*v], sw.c[old*v:(old+1)*v])
 				sw.nk[cur]++
 				sw.nk[old]--
 			}
@@ -290,10 +317,9 @@ func (ch *chain) sweepBlock(sw *sweeper, b int, key [32]byte, mode int) {
 	}
 }
 
-// scatter adds an item's vector (encoded body) to row add and, unless sub
-// is nil, subtracts it from row sub, in grid steps.
-func (ch *chain) scatter(body []byte, add, sub []int64) {
-	k0 := int64(ch.st.k0)
+// scatter adds an item's vector (encoded body, values k0 + excess) to row
+// add and, unless sub is nil, subtracts it from row sub, in grid steps.
+func scatter[T int32 | int64](body []byte, k0 int64, add, sub []T) {
 	w := -1
 	var x float64
 	for p := 0; p+1 < len(body); {
@@ -302,7 +328,7 @@ func (ch *chain) scatter(body []byte, add, sub []int64) {
 		} else {
 			w, x, p = nextEscaped(body, p, w)
 		}
-		s := k0 + int64(x)
+		s := T(k0 + int64(x))
 		add[w] += s
 		if sub != nil {
 			sub[w] -= s

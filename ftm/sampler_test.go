@@ -238,13 +238,19 @@ func TestChainStationary(t *testing.T) {
 // runChain privatizes c and runs a round from random topics and a round
 // from composed rows, as a Learner does, with the given workers; it checks
 // after every sweep that the incrementally kept counts equal a recount.
-func runChain(t *testing.T, c *corpus.Corpus, sentences bool, workers int, debias float64) *chain {
+func runChain(t *testing.T, c *corpus.Corpus, sentences bool, workers int, debias float64, wide bool) *chain {
 	t.Helper()
 	ctx := context.Background()
 	st := testStore(t, c, privatizeConfig{eps: 3, tau: 0.2, sentences: sentences, blockSize: 64, noiseMemory: 20 << 10, workers: workers}, 9)
+	if wide {
+		st.valueBound = math.MaxInt64 // as for a corpus whose sums could overflow 32 bits
+	}
 	const k = 8
 	ch := newChain(st, k, 0.2, 0.01, 2, workers, 11, []any{"test"}, debias)
 	ch.debiasDraw = debias > 0
+	if ch.narrow == wide {
+		t.Fatalf("chain keeps 32-bit partial counts: %v; want %v", ch.narrow, !wide)
+	}
 	check := func(when string) {
 		t.Helper()
 		c, nk := slices.Clone(ch.c), slices.Clone(ch.nk)
@@ -292,17 +298,18 @@ func runChain(t *testing.T, c *corpus.Corpus, sentences bool, workers int, debia
 // TestChainWorkersAndCounts checks that the number of workers never
 // changes the topics, counts or model, and that the counts a sampleDelta
 // sweep keeps equal a recount, for tokens and sentences, with and without
-// debiasing.
+// debiasing, with 32- and 64-bit partial counts.
 func TestChainWorkersAndCounts(t *testing.T) {
 	c := randomCorpus(300, 300, 2)
 	for _, tc := range []struct {
 		name      string
 		sentences bool
 		debias    float64
-	}{{"tokens", false, 0}, {"sentences", true, 0}, {"tokens debiased", false, 0.01}} {
+		wide      bool
+	}{{"tokens", false, 0, false}, {"sentences", true, 0, false}, {"tokens debiased", false, 0.01, false}, {"tokens 64-bit counts", false, 0, true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			one := runChain(t, c, tc.sentences, 1, tc.debias)
-			three := runChain(t, c, tc.sentences, 3, tc.debias)
+			one := runChain(t, c, tc.sentences, 1, tc.debias, tc.wide)
+			three := runChain(t, c, tc.sentences, 3, tc.debias, tc.wide)
 			if !slices.Equal(one.z, three.z) || !slices.Equal(one.c, three.c) {
 				t.Errorf("topics or counts differ between 1 and 3 workers")
 			}
@@ -311,6 +318,12 @@ func TestChainWorkersAndCounts(t *testing.T) {
 			}
 			if !slices.Equal(one.phi.logRow, three.phi.logRow) {
 				t.Errorf("Φ differs between 1 and 3 workers")
+			}
+			if tc.wide {
+				narrow := runChain(t, c, tc.sentences, 2, tc.debias, false)
+				if !slices.Equal(one.z, narrow.z) || !slices.Equal(one.c, narrow.c) {
+					t.Errorf("32- and 64-bit partial counts give different chains")
+				}
 			}
 		})
 	}
