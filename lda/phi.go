@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
@@ -248,6 +249,7 @@ func drawBlock[T count](p *Phi, c []T, b int, small gammaSmall, beta float64, pw
 			acc[t] = math.Inf(-1)
 		}
 	}
+	pow100 := small.pow == 100
 	cb := c[w0*k : w1*k]
 	col := p.col[w0*k : w1*k]
 	for o := 0; o < len(cb); o += k {
@@ -269,7 +271,17 @@ func drawBlock[T count](p *Phi, c []T, b int, small gammaSmall, beta float64, pw
 				q := small.b * unit(r)
 				switch {
 				case q <= 1 && small.pow > 0:
-					x = small.power(q)
+					if pow100 {
+						// small.power inline: q^100.
+						q2 := q * q
+						q4 := q2 * q2
+						q8 := q4 * q4
+						q16 := q8 * q8
+						q32 := q16 * q16
+						x = q32 * q32 * (q32 * q4)
+					} else {
+						x = powInt(q, small.pow)
+					}
 					if c := float64(r & 0x7ff); !((c+1)*0x1p-11 <= 1-x) {
 						if u := (c + unit(src.Uint64())) * 0x1p-11; !(u <= math.Exp(-x)) {
 							x, lx = small.from(small.b*unit(src.Uint64()), src) // rejected: start over
@@ -346,14 +358,22 @@ func (p *Phi) finishBlock(pw *phiWorker, b int, fac []float64) {
 			continue
 		}
 		cut := float32(float64(top) * proposalCut)
-		topics, weights := pw.topics[:0], pw.weights[:0]
-		var mass float64
+		// Branch-free compaction of the topics with x ≥ cut and x > 0 (the
+		// entries are 0 or normal, so x > 0 is x ≥ minNormal32): every
+		// entry is written, and only those in the table advance n.
+		in := max(cut, float32(minNormal32))
+		topics, weights := slices.Grow(pw.topics[:0], k)[:k], slices.Grow(pw.weights[:0], k)[:k]
+		n := 0
 		for t, x := range col {
-			if x >= cut && x > 0 {
-				topics = append(topics, uint16(t))
-				weights = append(weights, float64(x))
-				mass += float64(x)
+			topics[n], weights[n] = uint16(t), float64(x)
+			if x >= in {
+				n++
 			}
+		}
+		topics, weights = topics[:n], weights[:n]
+		var mass float64
+		for _, x := range weights {
+			mass += x
 		}
 		if mass == 0 {
 			// An all-zero column (out of reach of a Dirichlet draw in

@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"testing"
+
+	"github.com/fedtopic/fedtopic/corpus"
 
 	"github.com/fedtopic/fedtopic/corpus/synth"
 	"github.com/fedtopic/fedtopic/internal/rng"
+	"github.com/fedtopic/fedtopic/vocab"
 )
 
 // BenchmarkDrawPhi measures the Dirichlet draw of Φ with its proposal
@@ -59,15 +63,26 @@ func (tt *tokenTarget) AddCounts(i, k int, c *Counts) {
 }
 
 // BenchmarkSweep compares one sweep of the specialised plain-LDA loop with
-// the same model through the Target interface, on a synthetic corpus of
-// short documents (K = 50), and reports tokens per second of the sweep
+// the same model through the Target interface, on the corpus named by
+// FEDTOPIC_BENCH_CORPUS (as BenchmarkMH reads it) or else a synthetic corpus
+// of short documents (K = 50), and reports tokens per second of the sweep
 // alone (no Φ draw).
 func BenchmarkSweep(b *testing.B) {
-	d, err := synth.Generate(synth.Config{K: 50, V: 5000, Docs: 20000, DocLen: 12, WordsOnly: true}, rng.Derive(1, "bench sweep"))
-	if err != nil {
-		b.Fatal(err)
+	var c *corpus.Corpus
+	if path := os.Getenv("FEDTOPIC_BENCH_CORPUS"); path != "" {
+		var err error
+		c, _, _, err = vocab.Prepare(context.Background(), []string{path}, corpus.ReadOptions{}, corpus.TokenizerConfig{}, vocab.BuildOptions{MinDF: 5}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		d, err := synth.Generate(synth.Config{K: 50, V: 5000, Docs: 20000, DocLen: 12, WordsOnly: true}, rng.Derive(1, "bench sweep"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		c = d.Corpus
 	}
-	c := d.Corpus
+	var err error
 	cfg := Config{K: 50, Workers: 1, Seed: 1, BurnIn: -1}
 	for _, path := range []string{"lda", "target"} {
 		b.Run(path, func(b *testing.B) {
