@@ -105,6 +105,28 @@ type Modeler interface {
 	Model() (*topic.Model, error)
 }
 
+// TopicRef names one topic of one party's local model.
+type TopicRef struct {
+	Party      string  `json:"party"`
+	Topic      int     `json:"topic"`
+	Similarity float64 `json:"similarity,omitempty"` // to the global topic it was merged into, if known
+}
+
+// TopicMerge records which party topics one global topic was merged from.
+type TopicMerge struct {
+	Global  int        `json:"global"`
+	Members []TopicRef `json:"members"`
+}
+
+// Merger is implemented by Aggregators that build global topics by merging
+// the parties' topics (FTM): Merges describes the last aggregation, one
+// entry per global topic in the global model's order. The merges are
+// derived from what the parties released, so recording them releases
+// nothing new.
+type Merger interface {
+	Merges() []TopicMerge
+}
+
 // Setup is what both halves of an algorithm are built from: the shape of the
 // federation and the algorithm's own parameters.
 type Setup struct {

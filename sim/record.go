@@ -90,6 +90,7 @@ type SummaryLine struct {
 	PartyData    []PartyData       `json:"party_data,omitempty"`
 	Privacy      *Statement        `json:"privacy,omitempty"`
 	PartyMetrics []PartyMetrics    `json:"party_metrics,omitempty"` // final local models
+	TopicMerges  []fed.TopicMerge  `json:"topic_merges,omitempty"`  // which party topics each global topic merged (fed.Merger)
 	Models       *ModelFiles       `json:"models,omitempty"`
 }
 

@@ -204,6 +204,9 @@ func Run(ctx context.Context, sc Scenario) (*Result, error) {
 			}
 		}
 	}
+	if m, ok := agg.(fed.Merger); ok {
+		summary.TopicMerges = m.Merges()
+	}
 	for i, l := range learners {
 		if m, ok := l.(fed.Modeler); ok {
 			if out.Locals[i], err = m.Model(); err != nil {

@@ -222,3 +222,41 @@ func TestRecorderCountsReleaseOnce(t *testing.T) {
 		t.Errorf("composed ε = %v over %d releases; want 1 over 2 (round 1 resent, not released twice)", got.Epsilon, got.Releases)
 	}
 }
+
+// mergingAggregator is the Sum aggregator that also reports topic merges,
+// as FTM's does.
+type mergingAggregator struct {
+	fed.Aggregator
+	merges []fed.TopicMerge
+}
+
+func (a mergingAggregator) Merges() []fed.TopicMerge { return a.merges }
+
+// TestRunRecordMerges: an aggregator that is a fed.Merger has its last
+// merges written into the summary line, for the report's topic tables.
+func TestRunRecordMerges(t *testing.T) {
+	want := []fed.TopicMerge{
+		{Global: 0, Members: []fed.TopicRef{{Party: "p1", Topic: 2, Similarity: 0.9}, {Party: "p3", Topic: 0, Similarity: 0.8}}},
+		{Global: 1, Members: []fed.TopicRef{{Party: "p2", Topic: 1}}},
+	}
+	sc := sumScenario(1, 2)
+	alg := sc.Algorithm
+	newAgg := alg.NewAggregator
+	alg.NewAggregator = func(s fed.Setup) (fed.Aggregator, error) {
+		a, err := newAgg(s)
+		return mergingAggregator{Aggregator: a, merges: want}, err
+	}
+	sc.Algorithm = alg
+	sc.Budget = accountant.Budget{Epsilon: 10, Delta: 1e-5}
+	var buf bytes.Buffer
+	sc.Record = &buf
+	if _, err := sim.Run(context.Background(), sc); err != nil {
+		t.Fatalf("sim.Run: %v", err)
+	}
+	_, sum := readRecord(t, buf.Bytes())
+	got, _ := json.Marshal(sum.TopicMerges)
+	wantJSON, _ := json.Marshal(want)
+	if !bytes.Equal(got, wantJSON) {
+		t.Errorf("summary topic_merges = %s; want %s", got, wantJSON)
+	}
+}
