@@ -96,19 +96,16 @@ func (g gammaSmall) from(p float64, src *rand.ChaCha8) (x, lx float64) {
 	return x, lx
 }
 
-// power returns p^(1/a) for g.pow > 0, with a branch-free chain of
-// multiplications for the default β = 0.01 (1/a = 100).
-func (g gammaSmall) power(p float64) float64 {
-	if g.pow != 100 {
-		return powInt(p, g.pow)
-	}
-	p2 := p * p
-	p4 := p2 * p2
-	p8 := p4 * p4
-	p16 := p8 * p8
-	p32 := p16 * p16
-	p64 := p32 * p32
-	return p64 * (p32 * p4)
+// pow100 returns x^100 by a fixed chain of eight multiplications: the
+// power of the GS algorithm for the default β = 0.01, small enough to be
+// inlined into the Dirichlet draw.
+func pow100(x float64) float64 {
+	x2 := x * x
+	x4 := x2 * x2
+	x8 := x4 * x4
+	x16 := x8 * x8
+	x32 := x16 * x16
+	return x32 * x32 * (x32 * x4)
 }
 
 // powInt returns x^n for n ≥ 1 by repeated squaring. n is the same for

@@ -249,7 +249,7 @@ func drawBlock[T count](p *Phi, c []T, b int, small gammaSmall, beta float64, pw
 			acc[t] = math.Inf(-1)
 		}
 	}
-	pow100 := small.pow == 100
+	is100 := small.pow == 100
 	cb := c[w0*k : w1*k]
 	col := p.col[w0*k : w1*k]
 	for o := 0; o < len(cb); o += k {
@@ -271,14 +271,8 @@ func drawBlock[T count](p *Phi, c []T, b int, small gammaSmall, beta float64, pw
 				q := small.b * unit(r)
 				switch {
 				case q <= 1 && small.pow > 0:
-					if pow100 {
-						// small.power inline: q^100.
-						q2 := q * q
-						q4 := q2 * q2
-						q8 := q4 * q4
-						q16 := q8 * q8
-						q32 := q16 * q16
-						x = q32 * q32 * (q32 * q4)
+					if is100 {
+						x = pow100(q)
 					} else {
 						x = powInt(q, small.pow)
 					}
