@@ -315,7 +315,7 @@ func drawBlock[T count](p *Phi, c []T, b int, small gammaSmall, beta float64, pw
 	}
 }
 
-// finishBlock scales the columns of word block b by fac (nil: leave them),
+// finishBlock scales the columns of word block b by fac (per topic),
 // flushes subnormals to zero, and builds the proposal tables, masses and
 // logs of its words.
 func (p *Phi) finishBlock(pw *phiWorker, b int, fac []float64) {
@@ -324,25 +324,33 @@ func (p *Phi) finishBlock(pw *phiWorker, b int, fac []float64) {
 	sp := p.sparse[b][:0]
 	for w := w0; w < w1; w++ {
 		col := p.col[w*k : (w+1)*k]
-		// Flush and maximum on the bits of the (non-negative) values:
-		// integer comparisons become conditional moves, where float
-		// comparisons of random outcomes would be mispredicted branches.
+		fac := fac[:len(col)]
+		// The largest scaled value first, on the bits of the (non-
+		// negative) values: integer comparisons become conditional moves,
+		// where float comparisons of random outcomes would be mispredicted
+		// branches. Flushing commutes with the maximum.
 		var topBits uint64
-		if fac != nil {
-			fac := fac[:len(col)]
-			for t, x := range col {
-				b := flushBits(float64(x) * fac[t])
-				col[t] = float32(math.Float64frombits(b))
-				topBits = max(topBits, b)
-			}
-		} else {
-			for t, x := range col {
-				b := flushBits(float64(x))
-				col[t] = float32(math.Float64frombits(b))
-				topBits = max(topBits, b)
+		for t, x := range col {
+			topBits = max(topBits, math.Float64bits(float64(x)*fac[t]))
+		}
+		top := float32(math.Float64frombits(flushBits(math.Float64frombits(topBits))))
+		// Then scale, flush and store in one pass that also compacts the
+		// topics of the proposal table, those with x ≥ cut and x > 0 (the
+		// entries are 0 or normal, so x > 0 is x ≥ minNormal32), without
+		// branches: every topic is written, and only those in the table
+		// advance n.
+		cut := float32(float64(top) * proposalCut)
+		in := max(cut, float32(minNormal32))
+		topics := slices.Grow(pw.topics[:0], k)[:k]
+		n := 0
+		for t, x := range col {
+			y := float32(math.Float64frombits(flushBits(float64(x) * fac[t])))
+			col[t] = y
+			topics[n] = uint16(t)
+			if y >= in {
+				n++
 			}
 		}
-		top := float32(math.Float64frombits(topBits))
 		if p.needLog {
 			for t, x := range col {
 				p.logRow[t*v+w] = float32(math.Log(float64(x)))
@@ -351,20 +359,11 @@ func (p *Phi) finishBlock(pw *phiWorker, b int, fac []float64) {
 		if !p.propose[w] {
 			continue
 		}
-		cut := float32(float64(top) * proposalCut)
-		// Branch-free compaction of the topics with x ≥ cut and x > 0 (the
-		// entries are 0 or normal, so x > 0 is x ≥ minNormal32): every
-		// entry is written, and only those in the table advance n.
-		in := max(cut, float32(minNormal32))
-		topics, weights := slices.Grow(pw.topics[:0], k)[:k], slices.Grow(pw.weights[:0], k)[:k]
-		n := 0
-		for t, x := range col {
-			topics[n], weights[n] = uint16(t), float64(x)
-			if x >= in {
-				n++
-			}
+		topics = topics[:n]
+		weights := slices.Grow(pw.weights[:0], n)[:n]
+		for i, t := range topics {
+			weights[i] = float64(col[t])
 		}
-		topics, weights = topics[:n], weights[:n]
 		var mass float64
 		for _, x := range weights {
 			mass += x
@@ -399,7 +398,11 @@ func (p *Phi) set(ctx context.Context, phi []float64, workers []*phiWorker) erro
 		}
 	}
 	nb := (v + phiBlock - 1) / phiBlock
+	ones := make([]float64, k)
+	for t := range ones {
+		ones[t] = 1
+	}
 	return parallel(ctx, len(workers), nb, func(wi, b int) {
-		p.finishBlock(workers[wi], b, nil)
+		p.finishBlock(workers[wi], b, ones)
 	})
 }
