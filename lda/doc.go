@@ -58,7 +58,11 @@
 // with exact enumeration. Alias slot probabilities and acceptance uniforms
 // have 32-bit resolution, and Φ is held in float32 during a sweep, with
 // entries below the smallest normal float32 (1.2·10⁻³⁸) stored as 0. The
-// AD-LDA kernel is exact within one block of documents only
+// gamma variates of the Φ draw are exact up to floating point (53-bit
+// uniforms; a zero-count entry reads the leading bits of its acceptance
+// uniform from the same 64-bit word and draws the rest only when they
+// decide), and TestDrawPhiMarginalKS checks the Beta marginals of single
+// entries with zero and non-zero counts. The AD-LDA kernel is exact within one block of documents only
 // (TestCollapsedStationary) and ignores the other blocks' changes within a
 // sweep, as AD-LDA does; it serves as burn-in and as the conventional
 // distributed baseline.
