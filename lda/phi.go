@@ -342,6 +342,7 @@ func (p *Phi) finishBlock(pw *phiWorker, b int, fac []float64) {
 		cut := float32(float64(top) * proposalCut)
 		in := max(cut, float32(minNormal32))
 		topics := slices.Grow(pw.topics[:0], k)[:k]
+		pw.topics = topics
 		n := 0
 		for t, x := range col {
 			y := float32(math.Float64frombits(flushBits(float64(x) * fac[t])))
