@@ -29,6 +29,7 @@ type Aggregator struct {
 	global  []Topic      // M* of the latest round
 	rounds  int          // rounds aggregated
 	spent   [][]privacy.Event
+	merges  []fed.TopicMerge // which topics M* of the latest round merged
 }
 
 // NewAggregator returns the coordinator half for s.
@@ -87,8 +88,12 @@ func (a *Aggregator) Aggregate(round int, updates []fed.Update) (fed.Step, error
 	// The topics of this round, in party order; a party that sent nothing
 	// this round contributes nothing.
 	var topics []Topic
+	var refs []fed.TopicRef // where each of topics came from
 	if a.cfg.CarryGlobal {
 		topics = append(topics, a.global...)
+		for g := range a.global {
+			refs = append(refs, fed.TopicRef{Party: carriedParty, Topic: g})
+		}
 	}
 	sent := make([]bool, len(a.ks))
 	for _, u := range updates {
@@ -100,10 +105,13 @@ func (a *Aggregator) Aggregate(round int, updates []fed.Update) (fed.Step, error
 		}
 		for t := 0; t < m.k; t++ {
 			topics = append(topics, Topic{Row: m.rows[t*v : (t+1)*v], Weight: float64(m.docs)})
+			refs = append(refs, fed.TopicRef{Party: a.parties[p], Topic: t})
 		}
 	}
 	if len(topics) > 0 {
-		a.global, _ = Integrate(topics, a.cfg.TopL, a.cfg.Xi)
+		var members [][]int
+		a.global, members = Integrate(topics, a.cfg.TopL, a.cfg.Xi)
+		a.merges = mergesOf(a.global, members, topics, refs, a.cfg.TopL)
 	}
 	a.rounds = round
 	if round >= a.cfg.Rounds {
@@ -131,6 +139,31 @@ func (a *Aggregator) Aggregate(round int, updates []fed.Update) (fed.Step, error
 	}
 	return step, nil
 }
+
+// carriedParty names, in merges, a topic of the previous round's M* that
+// Config.CarryGlobal fed into this round's integration.
+const carriedParty = "M* (previous round)"
+
+// mergesOf describes which input topics each global topic merged, with each
+// member's top-L similarity ρ to the merged topic.
+func mergesOf(global []Topic, members [][]int, topics []Topic, refs []fed.TopicRef, l int) []fed.TopicMerge {
+	out := make([]fed.TopicMerge, len(global))
+	for g, ms := range members {
+		top := TopL(global[g].Row, l)
+		out[g] = fed.TopicMerge{Global: g, Members: make([]fed.TopicRef, len(ms))}
+		for j, i := range ms {
+			r := refs[i]
+			r.Similarity = Similarity(TopL(topics[i].Row, l), top)
+			out[g].Members[j] = r
+		}
+	}
+	return out
+}
+
+// Merges implements fed.Merger: the merges of the latest aggregation, one
+// entry per topic of M* in order. They are computed from the normalized
+// local models the parties sent, so they release nothing further.
+func (a *Aggregator) Merges() []fed.TopicMerge { return slices.Clone(a.merges) }
 
 // globalMsg returns M* as a model message.
 func globalMsg(g []Topic, v int) modelMsg {

@@ -47,6 +47,25 @@ func TestAggregatorRounds(t *testing.T) {
 	if !slices.Equal(gotWeights, []float64{40, 10, 30}) {
 		t.Errorf("M* weights = %v; want [40 10 30] (documents of the merged parties)", gotWeights)
 	}
+	// The merges name the party topics behind each global topic, with each
+	// member's similarity to the merged topic.
+	var _ fed.Merger = a
+	wantMerges := []fed.TopicMerge{
+		{Global: 0, Members: []fed.TopicRef{
+			{Party: "p1", Topic: 0, Similarity: Similarity(TopL(a1, 3), TopL(merged, 3))},
+			{Party: "p2", Topic: 0, Similarity: Similarity(TopL(a2, 3), TopL(merged, 3))},
+		}},
+		{Global: 1, Members: []fed.TopicRef{{Party: "p1", Topic: 1, Similarity: 1}}},
+		{Global: 2, Members: []fed.TopicRef{{Party: "p2", Topic: 1, Similarity: 1}}},
+	}
+	if d := cmp.Diff(wantMerges, a.Merges(), approx); d != "" {
+		t.Errorf("Merges() after round 1 (-want +got):\n%s", d)
+	}
+	for _, m := range a.Merges()[0].Members {
+		if m.Similarity < 0.8 || m.Similarity > 1 {
+			t.Errorf("member %+v of the a1–a2 merge: similarity outside [0.8, 1]; the merged row lies between two rows with ρ ≥ 0.8", m)
+		}
+	}
 	for p, want := range [][]float64{slices.Concat(merged, b1), slices.Concat(merged, b2)} {
 		m, err := decodeModel(step.PerParty[p], 6, 2)
 		if err != nil {
