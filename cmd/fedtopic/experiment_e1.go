@@ -83,9 +83,19 @@ func (x *experiment) runFTM(ctx context.Context, method string, cfg ftm.Config, 
 		return nil, 0, err
 	}
 	last := run.rounds[len(run.rounds)-1]
+	topL, xi, iters := cfg.TopL, cfg.Xi, cfg.LocalIterations
+	if topL == 0 {
+		topL = ftm.DefaultTopL
+	}
+	if xi == 0 {
+		xi = ftm.DefaultXi
+	}
+	if iters == 0 {
+		iters = ftm.DefaultLocalIterations
+	}
 	line := map[string]any{"method": method, "model": cfg.Model, "topics": cfg.Topics, "global_topics": last.Topics,
-		"epsilon": cfg.Epsilon, "tau": *cfg.Tau, "debias": cfg.Debias, "rounds": rounds, "local_iterations": cfg.LocalIterations,
-		"top_l": cfg.TopL, "xi": cfg.Xi, "log_likelihood": last.LogLik, "perplexity": last.Perplex, "seconds": run.seconds,
+		"epsilon": cfg.Epsilon, "tau": *cfg.Tau, "debias": debiasName(cfg.Debias), "rounds": rounds, "local_iterations": iters,
+		"top_l": topL, "xi": xi, "log_likelihood": last.LogLik, "perplexity": last.Perplex, "seconds": run.seconds,
 		"bytes_up": last.BytesUp, "bytes_down": last.BytesDown, "tokens": x.data.train.NumTokens()}
 	if cfg.NoNoise {
 		line["epsilon"] = "inf"
