@@ -37,6 +37,11 @@ type Learner struct {
 	final *modelMsg // M* from the final broadcast
 	round int       // latest round learned
 	spent []privacy.Event
+	// charged is set once a step carrying the privatization's event has
+	// been returned; until then every step carries it, so a release is
+	// never made without its charge (a failed first round privatizes but
+	// charges nothing, and the next round must charge).
+	charged bool
 }
 
 // NewLearner returns party's half for its documents docs, whose word ids
@@ -92,7 +97,7 @@ func NewLearner(s fed.Setup, party int, docs *corpus.Corpus) (*Learner, error) {
 // occurrence, parallel composition over the tokens); later rounds only
 // post-process them and release nothing new.
 func (l *Learner) Plan(round int) ([]privacy.Event, error) {
-	if l.st != nil || l.mech == nil {
+	if l.charged || l.mech == nil {
 		return nil, nil
 	}
 	e := l.mech.Event(1)
@@ -141,6 +146,7 @@ func (l *Learner) Learn(round int, broadcast []byte) (fed.Step, error) {
 		return fed.Step{}, fmt.Errorf("ftm: round %d: %w", round, err)
 	}
 	l.spent = append(l.spent, spent...)
+	l.charged = l.charged || len(spent) > 0
 	l.round = round
 	l.local = l.ch.rows()
 	payload := encodeUpdate(updateMsg{docs: int64(l.docs.NumDocs()), k: l.k, v: len(l.vocab), rows: l.local})

@@ -1,6 +1,7 @@
 package ftm
 
 import (
+	"context"
 	"testing"
 
 	"github.com/fedtopic/fedtopic/privacy"
@@ -97,5 +98,26 @@ func TestLearnerNoNoise(t *testing.T) {
 	m, err := l.Model()
 	if err != nil || m.Validate() != nil || m.K != 3 {
 		t.Errorf("Model() = %v, %v; want a valid 3-topic model", m, err)
+	}
+}
+
+// TestLearnerChargesAfterFailedRound checks that a round that privatized
+// but failed does not lose the charge: the next successful round carries
+// the privatization's event.
+func TestLearnerChargesAfterFailedRound(t *testing.T) {
+	c := randomCorpus(50, 30, 6)
+	l, err := NewLearner(testSetup(1, 50, `{"topics": [3], "local_iterations": 2}`), 0, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.privatize(context.Background()); err != nil { // as a round that failed after privatizing
+		t.Fatal(err)
+	}
+	step, err := l.Learn(1, encodeStart())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(step.Spent) != 1 {
+		t.Errorf("first successful round spent %v; want the privatization's event", step.Spent)
 	}
 }
