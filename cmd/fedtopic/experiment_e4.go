@@ -14,6 +14,7 @@ import (
 
 	"github.com/fedtopic/fedtopic/corpus"
 	"github.com/fedtopic/fedtopic/eval"
+	"github.com/fedtopic/fedtopic/ftm"
 	"github.com/fedtopic/fedtopic/internal/rng"
 	"github.com/fedtopic/fedtopic/topic"
 )
@@ -148,7 +149,7 @@ func (x *experiment) scoreFeatures(cd *classData, train, test []float64, f int) 
 // e4Models returns the models E4 compares, loaded from --models-dir when an
 // e1 run saved them there, else trained as e1 trains them (and saved when
 // --models-dir is set).
-func (x *experiment) e4Models(ctx context.Context, f *e1Flags, debias string) (names []string, models []*topic.Model, err error) {
+func (x *experiment) e4Models(ctx context.Context, f *e1Flags, modes []string) (names []string, models []*topic.Model, err error) {
 	grid, err := parseTopics(f.grid)
 	if err != nil {
 		return nil, nil, err
@@ -182,28 +183,35 @@ func (x *experiment) e4Models(ctx context.Context, f *e1Flags, debias string) (n
 		for p, m := range parties {
 			names, models = append(names, fmt.Sprintf("%s-p%d", model, p+1)), append(models, m)
 		}
-		name := "ftm-" + model
-		if debias != "" {
-			name += "-" + debias
-		}
-		g, err := x.loadSaved(name)
-		if err != nil {
-			return nil, nil, err
-		}
-		if g == nil {
-			fmt.Fprintf(x.log, "e4: running FTM (%s, no saved model)\n", model)
-			run, _, err := x.runFTM(ctx, "ftm", ftmConfig(model, ks, f.epsilon, f.tau, f.rounds, f.localIters, debias, x.workers), nil)
+		for _, debias := range modes {
+			name := ftmModelName(model, debias)
+			g, err := x.loadSaved(name)
 			if err != nil {
 				return nil, nil, err
 			}
-			g = run.res.Global
-			if err := x.save(name, g); err != nil {
-				return nil, nil, err
+			if g == nil {
+				fmt.Fprintf(x.log, "e4: running FTM (%s, debias %s, no saved model)\n", model, debiasName(debias))
+				run, _, err := x.runFTM(ctx, "ftm", ftmConfig(model, ks, f.epsilon, f.tau, f.rounds, f.localIters, debias, x.workers), nil)
+				if err != nil {
+					return nil, nil, err
+				}
+				g = run.res.Global
+				if err := x.save(name, g); err != nil {
+					return nil, nil, err
+				}
 			}
+			names, models = append(names, name), append(models, g)
 		}
-		names, models = append(names, name), append(models, g)
 	}
 	return names, models, nil
+}
+
+// ftmModelName names FTM's global model of a family and debiasing mode.
+func ftmModelName(model, debias string) string {
+	if debias == "" {
+		return "ftm-" + model
+	}
+	return "ftm-" + model + "-" + debias
 }
 
 // loadSaved loads a saved model, or returns nil when there is none.
@@ -244,7 +252,8 @@ classifier's documents are split seeded into training and test; it
 reports accuracy, macro precision and macro-F1.
 
 With --models-dir of an e1 run on the same corpus, flags and seed, it
-reuses that run's models; otherwise it trains them the same way.
+reuses that run's models; otherwise it trains them the same way. --debias
+lists the FTM variants to compare (none, output, draw).
 
 The claims checked: topic features help; FTM's help more than any single
 party's; SentenceLDA's more than LDA's.`,
@@ -256,9 +265,6 @@ party's; SentenceLDA's more than LDA's.`,
 			if err != nil {
 				return err
 			}
-			if len(modes) != 1 {
-				return usagef("--debias %s: e4 takes one FTM variant", f.debias)
-			}
 			closer, err := x.open(ctx, e)
 			if err != nil {
 				return err
@@ -269,7 +275,7 @@ party's; SentenceLDA's more than LDA's.`,
 				return err
 			}
 			fmt.Fprintf(x.log, "e4: %d classes, %d training and %d test documents, %d base features\n", len(cd.classes), cd.train.NumDocs(), cd.test.NumDocs(), cd.f0)
-			names, models, err := x.e4Models(ctx, &f, modes[0])
+			names, models, err := x.e4Models(ctx, &f, modes)
 			if err != nil {
 				return err
 			}
@@ -298,25 +304,23 @@ party's; SentenceLDA's more than LDA's.`,
 					return err
 				}
 			}
-			suffix := ""
-			if modes[0] != "" {
-				suffix = "-" + modes[0]
-			}
-			for _, model := range strings.Split(f.models, ",") {
-				best := math.Inf(-1)
-				for p := range x.data.parts {
-					best = math.Max(best, scores[fmt.Sprintf("%s-p%d", model, p+1)]["svm_accuracy"])
+			for _, d := range modes {
+				for _, model := range strings.Split(f.models, ",") {
+					best := math.Inf(-1)
+					for p := range x.data.parts {
+						best = math.Max(best, scores[fmt.Sprintf("%s-p%d", model, p+1)]["svm_accuracy"])
+					}
+					fa := scores[ftmModelName(model, d)]["svm_accuracy"]
+					if err := x.emit(map[string]any{"claim": "FTM's topic features beat every single party's and no topic features (SVM accuracy)",
+						"model": model, "debias": debiasName(d), "ftm": fa, "best_party": best, "none": scores["none"]["svm_accuracy"],
+						"held": fa > best && fa > scores["none"]["svm_accuracy"]}); err != nil {
+						return err
+					}
 				}
-				fa := scores["ftm-"+model+suffix]["svm_accuracy"]
-				if err := x.emit(map[string]any{"claim": "FTM's topic features beat every single party's and no topic features (SVM accuracy)",
-					"model": model, "ftm": fa, "best_party": best, "none": scores["none"]["svm_accuracy"],
-					"held": fa > best && fa > scores["none"]["svm_accuracy"]}); err != nil {
-					return err
-				}
-			}
-			if sl, ok := scores["ftm-slda"+suffix]; ok {
-				if l, ok := scores["ftm-lda"+suffix]; ok {
-					if err := x.emit(map[string]any{"claim": "FTM-SentenceLDA's features beat FTM-LDA's (SVM accuracy)",
+				sl, okS := scores[ftmModelName(ftm.ModelSLDA, d)]
+				l, okL := scores[ftmModelName(ftm.ModelLDA, d)]
+				if okS && okL {
+					if err := x.emit(map[string]any{"claim": "FTM-SentenceLDA's features beat FTM-LDA's (SVM accuracy)", "debias": debiasName(d),
 						"ftm_slda": sl["svm_accuracy"], "ftm_lda": l["svm_accuracy"], "held": sl["svm_accuracy"] > l["svm_accuracy"]}); err != nil {
 						return err
 					}

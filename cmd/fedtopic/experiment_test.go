@@ -96,11 +96,14 @@ func TestExperiments(t *testing.T) {
 					t.Errorf("%d claim lines; want 4", n)
 				}
 			}},
-		{name: "e4 reusing e1", args: []string{"e4", "--base-words", "10", "--models-dir", models},
+		{name: "e4 reusing e1", args: []string{"e4", "--base-words", "10", "--models-dir", models, "--debias", "none,output"},
 			check: func(t *testing.T, lines []map[string]any) {
-				// none, 3 parties × 2 families, FTM × 2 families.
-				if n := len(lines) - count(lines, "method", "<nil>"); n != 9 {
-					t.Errorf("%d feature-set lines; want 9", n)
+				// none, 3 parties × 2 families, 2 FTM variants × 2 families.
+				if n := len(lines) - count(lines, "method", "<nil>"); n != 11 {
+					t.Errorf("%d feature-set lines; want 11", n)
+				}
+				if n := len(lines) - count(lines, "claim", "<nil>"); n != 6 {
+					t.Errorf("%d claim lines; want 6 (per variant: 2 families, SentenceLDA vs LDA)", n)
 				}
 				if count(lines, "method", "ftm") != 0 {
 					t.Errorf("e4 trained FTM again instead of reusing e1's model")
