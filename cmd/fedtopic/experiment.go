@@ -187,9 +187,9 @@ type ftmRound struct {
 }
 
 // simulate runs alg over the parties with params, measuring the global
-// model on the test documents after every evalEvery-th round (0: after the
-// last only).
-func (x *experiment) simulate(ctx context.Context, alg fed.Algorithm, params any, parts []*corpus.Corpus, rounds, evalEvery int, budget float64) (*ftmRun, error) {
+// model on the test documents after every one of the first evalFirst
+// rounds, every evalEvery-th round (0: none) and the last.
+func (x *experiment) simulate(ctx context.Context, alg fed.Algorithm, params any, parts []*corpus.Corpus, rounds, evalFirst, evalEvery int, budget float64) (*ftmRun, error) {
 	b, err := json.Marshal(params)
 	if err != nil {
 		return nil, err
@@ -198,7 +198,7 @@ func (x *experiment) simulate(ctx context.Context, alg fed.Algorithm, params any
 	sc := sim.Scenario{Algorithm: alg, Params: b, Corpora: parts, Vocab: x.data.vocab, Seed: x.seed,
 		Budget: accountant.Budget{Epsilon: budget}}
 	sc.Metrics = func(round int, m *topic.Model) (map[string]float64, error) {
-		if round != rounds && (evalEvery <= 0 || round%evalEvery != 0) {
+		if round != rounds && round > evalFirst && (evalEvery <= 0 || round%evalEvery != 0) {
 			return nil, nil
 		}
 		// sim asks for the last round twice (its line and the summary).

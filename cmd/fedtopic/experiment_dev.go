@@ -87,7 +87,7 @@ are not the ones they report on.
 			for _, d := range modes {
 				// L and ξ on one round's local models.
 				cfg := ftmConfig(ftm.ModelLDA, []int{ftm.DefaultK}, epsilon, tau, 1, ftm.DefaultLocalIterations, d, x.workers)
-				run, err := x.simulate(ctx, ftm.Algorithm, cfg, x.data.parts, 1, 0, 1e6)
+				run, err := x.simulate(ctx, ftm.Algorithm, cfg, x.data.parts, 1, 0, 0, 1e6)
 				if err != nil {
 					return err
 				}
@@ -137,7 +137,7 @@ are not the ones they report on.
 // devRound runs one round of FTM with cfg and emits the global model's
 // held-out likelihood and the time.
 func (x *experiment) devRound(ctx context.Context, cfg ftm.Config) error {
-	run, err := x.simulate(ctx, ftm.Algorithm, cfg, x.data.parts, 1, 0, 1e6)
+	run, err := x.simulate(ctx, ftm.Algorithm, cfg, x.data.parts, 1, 0, 0, 1e6)
 	if err != nil {
 		return err
 	}

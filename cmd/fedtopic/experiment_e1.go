@@ -78,7 +78,7 @@ func (x *experiment) runFTM(ctx context.Context, method string, cfg ftm.Config, 
 	if rounds == 0 {
 		rounds = ftm.DefaultRounds
 	}
-	run, err := x.simulate(ctx, ftm.Algorithm, cfg, x.data.parts, rounds, 0, 1e6)
+	run, err := x.simulate(ctx, ftm.Algorithm, cfg, x.data.parts, rounds, 0, 0, 1e6)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -48,10 +48,10 @@ func (x *experiment) emitRounds(run *ftmRun, base map[string]any) error {
 func newE3Cmd(e *env) *cobra.Command {
 	x := &experiment{name: "e3"}
 	var (
-		splits, topics, debias string
-		ftmRounds, localIters  int
-		adRounds, adEvery      int
-		epsilon, tau           float64
+		splits, topics, debias     string
+		ftmRounds, localIters      int
+		adRounds, adEvery, adFirst int
+		epsilon, tau               float64
 	)
 	cmd := &cobra.Command{
 		Use:   "e3 --corpus FILE",
@@ -59,7 +59,8 @@ func newE3Cmd(e *env) *cobra.Command {
 		Long: `e3 runs FTM, measuring the global model's held-out log-likelihood after
 every round, and approximate distributed LDA (AD-LDA: every party sweeps
 against the global counts and sends its count changes every round; not
-private) on the same parties, measured every --adlda-eval-every rounds,
+private) on the same parties, measured after each of its first
+--adlda-eval-first rounds and every --adlda-eval-every rounds after,
 with the bytes each has moved so far. It does so for every party layout
 of --splits (the papers' 3 parties of sizes 1:2:3 and 4 parties of
 28:57:80:13 thousand documents), each non-IID by label groups.
@@ -92,7 +93,7 @@ the bytes that FTM needs to reach FTM's final held-out likelihood.`,
 					return err
 				}
 				parties := len(x.data.parts)
-				ad, err := x.simulate(ctx, adlda.Algorithm, adlda.Params{K: ks[0], Rounds: adRounds, Workers: x.workers}, x.data.parts, adRounds, adEvery, 0)
+				ad, err := x.simulate(ctx, adlda.Algorithm, adlda.Params{K: ks[0], Rounds: adRounds, Workers: x.workers}, x.data.parts, adRounds, adFirst, adEvery, 0)
 				if err != nil {
 					return err
 				}
@@ -101,7 +102,7 @@ the bytes that FTM needs to reach FTM's final held-out likelihood.`,
 				}
 				for _, d := range modes {
 					cfg := ftmConfig(ftm.ModelLDA, ks, epsilon, tau, ftmRounds, localIters, d, x.workers)
-					run, err := x.simulate(ctx, ftm.Algorithm, cfg, x.data.parts, ftmRounds, 1, 1e6)
+					run, err := x.simulate(ctx, ftm.Algorithm, cfg, x.data.parts, ftmRounds, ftmRounds, 0, 1e6)
 					if err != nil {
 						return err
 					}
@@ -126,6 +127,7 @@ the bytes that FTM needs to reach FTM's final held-out likelihood.`,
 	fs.IntVar(&localIters, "local-iterations", ftm.DefaultLocalIterations, "FTM sweeps per party and round")
 	fs.IntVar(&adRounds, "adlda-rounds", 300, "AD-LDA rounds (one sweep each)")
 	fs.IntVar(&adEvery, "adlda-eval-every", 10, "measure AD-LDA's global model every this many rounds")
+	fs.IntVar(&adFirst, "adlda-eval-first", 10, "measure AD-LDA's global model after every one of its first rounds, this many")
 	fs.Float64Var(&epsilon, "epsilon", ftm.DefaultEpsilon, "FTM's ε per word occurrence")
 	fs.Float64Var(&tau, "tau", ftm.DefaultTau, "FTM's threshold τ")
 	return cmd

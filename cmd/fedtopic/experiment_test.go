@@ -121,7 +121,7 @@ func TestExperiments(t *testing.T) {
 					t.Errorf("%d claim lines; want 3 (rising in ε per τ, best τ)", n)
 				}
 			}},
-		{name: "e3", args: []string{"e3", "--topics", "3", "--rounds", "2", "--local-iterations", "2", "--adlda-rounds", "4", "--adlda-eval-every", "2",
+		{name: "e3", args: []string{"e3", "--topics", "3", "--rounds", "2", "--local-iterations", "2", "--adlda-rounds", "4", "--adlda-eval-every", "2", "--adlda-eval-first", "0",
 			"--splits", "sizes=1,2,3;sizes=28,57,80,13", "--debias", "none"},
 			check: func(t *testing.T, lines []map[string]any) {
 				// Per layout: AD-LDA rounds 2 and 4, FTM rounds 1 and 2, a claim.
