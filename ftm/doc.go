@@ -67,12 +67,16 @@
 // Config.Debias subtracts the expected noise mass n_k·q·E[n̂ | survives] of
 // a topic with n_k items from every C_kw, clipped at zero. DebiasDraw does
 // so before every Dirichlet draw and in M̂_p, as ALGORITHMS.md §1
-// describes; measured, it wrecks the sampler (a topic's Φ then has almost no
-// mass on the words whose debiased count is zero, where the privatized
-// vectors' noise entries land). DebiasOutput does so only in the models
-// sent and reported, and adds the party's expected floor back to a composed
-// model before it serves as Φ: the sampler is unchanged and the models are
-// usable. Both are post-processing and cost no privacy.
+// describes; it disturbs the sampler (a topic's Φ then has almost no mass
+// on the words whose debiased count is zero, where the privatized vectors'
+// noise entries land, so those entries decide the topic). DebiasOutput does
+// so only in the models sent and reported, and adds the party's expected
+// floor back to a composed model before it serves as Φ: the sampler is
+// unchanged. Both are post-processing and cost no privacy. Measured with
+// "fedtopic experiment e2" on the WordNet glosses (V = 3,000, ε = 11,
+// τ = 0.2, three parties, 3 rounds): held-out perplexity 2,909 without
+// debiasing, 2,369 with DebiasDraw, 2,177 with DebiasOutput, and 1,564
+// without noise.
 //
 // The kernel is this package's own rather than lda.NewTargetMH: through
 // lda.Target an item's entries would be regenerated for every LogLik call
