@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/fedtopic/fedtopic/internal/parallel"
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
 
@@ -92,7 +93,7 @@ func (p *phi) mixture(words []int32, t int) float64 {
 func (p *phi) draw(ctx context.Context, workers int, c []int64, unit float64, sub []float64, beta float64, seed uint64, labels []any) error {
 	k, v := p.k, p.v
 	nb := (v + phiBlock - 1) / phiBlock
-	err := parallel(ctx, workers, nb, func(_, b int) {
+	err := parallel.Blocks(ctx, workers, nb, func(_, b int) {
 		r := rng.Derive(seed, append(append([]any(nil), labels...), "phi", b)...)
 		w0, w1 := b*phiBlock, min(v, (b+1)*phiBlock)
 		sm := p.blockSum[b*k : (b+1)*k]
@@ -137,7 +138,7 @@ func (p *phi) draw(ctx context.Context, workers int, c []int64, unit float64, su
 			return fmt.Errorf("ftm: Dirichlet draw of topic %d has log-sum %v", t, logZ[t])
 		}
 	}
-	return parallel(ctx, workers, nb, func(_, b int) {
+	return parallel.Blocks(ctx, workers, nb, func(_, b int) {
 		w0, w1 := b*phiBlock, min(v, (b+1)*phiBlock)
 		for t := 0; t < k; t++ {
 			row := p.logRow[t*v+w0 : t*v+w1]
@@ -158,7 +159,7 @@ func (p *phi) set(ctx context.Context, workers int, rows []float64) error {
 		return fmt.Errorf("ftm: model of %d entries, want %d×%d", len(rows), k, v)
 	}
 	nb := (v + phiBlock - 1) / phiBlock
-	return parallel(ctx, workers, nb, func(_, b int) {
+	return parallel.Blocks(ctx, workers, nb, func(_, b int) {
 		w0, w1 := b*phiBlock, min(v, (b+1)*phiBlock)
 		for t := 0; t < k; t++ {
 			for w := w0; w < w1; w++ {

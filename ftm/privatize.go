@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/fedtopic/fedtopic/internal/parallel"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -130,7 +131,7 @@ func newStore(ctx context.Context, c *corpus.Corpus, pc privatizeConfig, noise p
 	for i := range rd {
 		rd[i] = st.newReader()
 	}
-	err := parallel(ctx, pc.workers, nb, func(w, b int) {
+	err := parallel.Blocks(ctx, pc.workers, nb, func(w, b int) {
 		r := rd[w]
 		o := &outs[b]
 		keep := b < st.stored

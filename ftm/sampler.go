@@ -5,9 +5,8 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
-	"sync"
-	"sync/atomic"
 
+	"github.com/fedtopic/fedtopic/internal/parallel"
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
 
@@ -119,7 +118,7 @@ func (ch *chain) key(labels ...any) [32]byte {
 func (ch *chain) initUniform(ctx context.Context, round int) error {
 	k := uint64(ch.k)
 	blocks := ch.st.blocks
-	err := parallel(ctx, ch.workers, len(blocks)-1, func(w, b int) {
+	err := parallel.Blocks(ctx, ch.workers, len(blocks)-1, func(w, b int) {
 		src := ch.sw[w].src
 		src.Seed(ch.key("round", round, "init", b))
 		r := rand.New(src)
@@ -140,7 +139,7 @@ func (ch *chain) initUniform(ctx context.Context, round int) error {
 // sweep does.
 func (ch *chain) reinit(ctx context.Context, round int) error {
 	blocks := ch.st.blocks
-	return parallel(ctx, ch.workers, len(blocks)-1, func(w, b int) {
+	return parallel.Blocks(ctx, ch.workers, len(blocks)-1, func(w, b int) {
 		src := ch.sw[w].src
 		src.Seed(ch.key("round", round, "reinit", b))
 		for i := ch.st.docStart[blocks[b]]; i < ch.st.docStart[blocks[b+1]]; i++ {
@@ -225,7 +224,7 @@ func (ch *chain) sweep(ctx context.Context, round, iter int, mode int) error {
 		clear(sw.nk)
 	}
 	blocks := ch.st.blocks
-	err := parallel(ctx, ch.workers, len(blocks)-1, func(w, b int) {
+	err := parallel.Blocks(ctx, ch.workers, len(blocks)-1, func(w, b int) {
 		var key [32]byte
 		if mode != countOnly {
 			key = ch.key("round", round, "sweep", iter, b)
@@ -238,7 +237,7 @@ func (ch *chain) sweep(ctx context.Context, round, iter int, mode int) error {
 	// Merge the workers' counts or changes (integers: exact in any
 	// order), topics in parallel.
 	k, v := ch.k, ch.v
-	_ = parallel(context.Background(), ch.workers, k, func(_, t int) {
+	_ = parallel.Blocks(context.Background(), ch.workers, k, func(_, t int) {
 		row := ch.c[t*v : (t+1)*v]
 		if mode != sampleDelta {
 			clear(row)
@@ -582,41 +581,4 @@ func makeBlocks(docStart []int, size int) []int {
 		blocks = append(blocks, 0)
 	}
 	return blocks
-}
-
-// parallel runs f(worker, block) for every block in [0, n) on up to
-// workers goroutines that take blocks in order from a shared counter,
-// checking ctx before each block; it returns ctx.Err() when it stopped
-// early. f gets the worker index only to pick scratch space, so results
-// must not depend on it.
-func parallel(ctx context.Context, workers, n int, f func(worker, block int)) error {
-	workers = max(1, min(workers, n))
-	if workers == 1 {
-		for b := 0; b < n; b++ {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			f(0, b)
-		}
-		return nil
-	}
-	var next, done atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				b := int(next.Add(1) - 1)
-				if b >= n {
-					return
-				}
-				f(w, b)
-				done.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	if int(done.Load()) == n {
-		return nil
-	}
-	return ctx.Err()
 }

@@ -3,6 +3,7 @@ package lda
 import (
 	"context"
 
+	"github.com/fedtopic/fedtopic/internal/parallel"
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
 
@@ -77,7 +78,7 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 	ab.build(cs.smooth, smooth, cs.smoothMass)
 	p := m.phi
 	nb := (v + phiBlock - 1) / phiBlock
-	return parallel(ctx, len(m.phiWorkers), nb, func(wi, b int) {
+	return parallel.Blocks(ctx, len(m.phiWorkers), nb, func(wi, b int) {
 		pw := m.phiWorkers[wi]
 		sp := p.sparse[b][:0]
 		for w := b * phiBlock; w < min(v, (b+1)*phiBlock); w++ {

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/fedtopic/fedtopic/corpus"
+	"github.com/fedtopic/fedtopic/internal/parallel"
 	"github.com/fedtopic/fedtopic/internal/rng"
 	"github.com/fedtopic/fedtopic/topic"
 )
@@ -140,7 +141,7 @@ func newMH(docStart []int, v, tokens int, words []int32, target Target, cfg Conf
 	}
 	// Uniform initial topics, one stream per block.
 	k := uint64(m.k)
-	_ = parallel(context.Background(), cfg.Workers, len(m.blocks)-1, func(_, b int) {
+	_ = parallel.Blocks(context.Background(), cfg.Workers, len(m.blocks)-1, func(_, b int) {
 		r := rng.Derive(cfg.Seed, "lda", "init", b)
 		for i := docStart[m.blocks[b]]; i < docStart[m.blocks[b+1]]; i++ {
 			m.z[i] = uint16(r.Uint64N(k))
@@ -263,7 +264,7 @@ func (m *MH) step(ctx context.Context) error {
 		if err := m.prepareCollapsed(ctx); err != nil {
 			return err
 		}
-		if err := parallel(ctx, len(m.sweepers), len(m.blocks)-1, func(w, b int) { m.sweepBlockCollapsed(m.sweepers[w], b) }); err != nil {
+		if err := parallel.Blocks(ctx, len(m.sweepers), len(m.blocks)-1, func(w, b int) { m.sweepBlockCollapsed(m.sweepers[w], b) }); err != nil {
 			m.countsStale = true
 			return err
 		}
@@ -350,7 +351,7 @@ func (m *MH) sweep(ctx context.Context) error {
 	if m.words != nil {
 		sweep = m.sweepBlockLDA
 	}
-	if err := parallel(ctx, len(m.sweepers), len(m.blocks)-1, func(w, b int) { sweep(m.sweepers[w], b) }); err != nil {
+	if err := parallel.Blocks(ctx, len(m.sweepers), len(m.blocks)-1, func(w, b int) { sweep(m.sweepers[w], b) }); err != nil {
 		return err
 	}
 	if m.words == nil {
@@ -389,7 +390,7 @@ func (m *MH) recount() {
 func (m *MH) countLDA() {
 	nr := len(m.sweepers)
 	k := m.k
-	_ = parallel(context.Background(), nr, nr, func(_, r int) {
+	_ = parallel.Blocks(context.Background(), nr, nr, func(_, r int) {
 		lo, hi := int32(r*m.v/nr), int32((r+1)*m.v/nr)
 		nkw := m.nkw
 		for i, w := range m.words {
@@ -408,7 +409,7 @@ func (m *MH) countTarget() {
 	step := (m.k + nr - 1) / nr
 	step = (step + 7) &^ 7 // whole cache lines of float64 per range
 	nr = (m.k + step - 1) / step
-	_ = parallel(context.Background(), nr, nr, func(_, r int) {
+	_ = parallel.Blocks(context.Background(), nr, nr, func(_, r int) {
 		lo, hi := uint16(r*step), uint16(min(m.k, (r+1)*step))
 		for i, t := range m.z {
 			if t >= lo && t < hi {
@@ -446,7 +447,7 @@ func (m *MH) Reinit(ctx context.Context) error {
 		return errors.New("lda: Reinit: no Φ to draw from; call SetPhi or Run first")
 	}
 	p := m.phi
-	err := parallel(ctx, len(m.sweepers), len(m.blocks)-1, func(_, b int) {
+	err := parallel.Blocks(ctx, len(m.sweepers), len(m.blocks)-1, func(_, b int) {
 		r := rng.Derive(m.cfg.Seed, "lda", "reinit", m.iter, b)
 		for i := m.docStart[m.blocks[b]]; i < m.docStart[m.blocks[b+1]]; i++ {
 			var w int

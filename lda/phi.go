@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/fedtopic/fedtopic/internal/parallel"
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
 
@@ -175,7 +176,7 @@ func drawPhi[T count](ctx context.Context, p *Phi, c []T, beta float64, seed uin
 	nb := (v + phiBlock - 1) / phiBlock
 	small := newGammaSmall(beta)
 	pass := func(mode int, exact []bool, shift []float64) error {
-		return parallel(ctx, len(workers), nb, func(wi, b int) {
+		return parallel.Blocks(ctx, len(workers), nb, func(wi, b int) {
 			drawBlock(p, c, b, small, beta, workers[wi], seed, iter, mode, exact, shift)
 		})
 	}
@@ -226,7 +227,7 @@ func drawPhi[T count](ctx context.Context, p *Phi, c []T, beta float64, seed uin
 			return err
 		}
 	}
-	return parallel(ctx, len(workers), nb, func(wi, b int) {
+	return parallel.Blocks(ctx, len(workers), nb, func(wi, b int) {
 		clear(c[b*phiBlock*k : min(v, (b+1)*phiBlock)*k])
 		p.finishBlock(workers[wi], b, fac)
 	})
@@ -403,7 +404,7 @@ func (p *Phi) set(ctx context.Context, phi []float64, workers []*phiWorker) erro
 	for t := range ones {
 		ones[t] = 1
 	}
-	return parallel(ctx, len(workers), nb, func(wi, b int) {
+	return parallel.Blocks(ctx, len(workers), nb, func(wi, b int) {
 		p.finishBlock(workers[wi], b, ones)
 	})
 }

@@ -7,10 +7,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"github.com/fedtopic/fedtopic/corpus"
+	"github.com/fedtopic/fedtopic/internal/parallel"
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
 
@@ -125,25 +124,19 @@ func (m *Model) Infer(ctx context.Context, docs *corpus.Corpus, cfg InferConfig)
 	nd := docs.NumDocs()
 	theta := make([]float64, nd*k)
 	nblocks := (nd + InferBlockDocs - 1) / InferBlockDocs
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(cfg.Workers, nblocks) {
-		wg.Go(func() {
-			f := newFoldIn(k, alpha, cols, smooth, cfg)
-			for {
-				b := int(next.Add(1) - 1)
-				if b >= nblocks || ctx.Err() != nil {
-					return
-				}
-				f.r = rng.Derive(cfg.Seed, "infer", b)
-				for d := b * InferBlockDocs; d < min(nd, (b+1)*InferBlockDocs); d++ {
-					f.doc(docs.Doc(d), index, theta[d*k:(d+1)*k])
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	workers := max(1, min(cfg.Workers, nblocks))
+	folds := make([]*foldIn, workers) // scratch of each worker, made on first use
+	err = parallel.Blocks(ctx, workers, nblocks, func(w, b int) {
+		if folds[w] == nil {
+			folds[w] = newFoldIn(k, alpha, cols, smooth, cfg)
+		}
+		f := folds[w]
+		f.r = rng.Derive(cfg.Seed, "infer", b)
+		for d := b * InferBlockDocs; d < min(nd, (b+1)*InferBlockDocs); d++ {
+			f.doc(docs.Doc(d), index, theta[d*k:(d+1)*k])
+		}
+	})
+	if err != nil {
 		return nil, fmt.Errorf("topic: infer: %w", err)
 	}
 	return theta, nil

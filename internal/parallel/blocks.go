@@ -1,4 +1,4 @@
-package lda
+package parallel
 
 import (
 	"context"
@@ -6,12 +6,12 @@ import (
 	"sync/atomic"
 )
 
-// parallel runs f(worker, block) for every block in [0, n) on up to workers
+// Blocks runs f(worker, block) for every block in [0, n) on up to workers
 // goroutines that pull blocks in order from a shared counter; it checks ctx
 // before each block and returns ctx.Err() when it stopped before every block ran. Results must
 // not depend on which worker ran which block: f gets the worker index only
 // to pick that worker's scratch space.
-func parallel(ctx context.Context, workers, n int, f func(worker, block int)) error {
+func Blocks(ctx context.Context, workers, n int, f func(worker, block int)) error {
 	workers = max(1, min(workers, n))
 	if workers == 1 {
 		for b := 0; b < n; b++ {
