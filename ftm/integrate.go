@@ -1,8 +1,9 @@
 package ftm
 
 import (
-	"container/heap"
 	"slices"
+
+	"github.com/fedtopic/fedtopic/topic"
 )
 
 // Top is a topic truncated to its L most probable words (ties: the lower
@@ -16,47 +17,13 @@ type Top struct {
 // TopL returns the truncation of row (a topic's word distribution) to its
 // l most probable words.
 func TopL(row []float64, l int) Top {
-	l = min(l, len(row))
-	h := &topHeap{row: row}
-	for w := range row {
-		if h.Len() < l {
-			heap.Push(h, int32(w))
-		} else if l > 0 && better(row, int32(w), h.ids[0]) {
-			h.ids[0] = int32(w)
-			heap.Fix(h, 0)
-		}
-	}
-	ids := h.ids
+	ids := topic.TopIDs(row, l)
 	slices.Sort(ids)
 	t := Top{Words: ids, Probs: make([]float64, len(ids))}
 	for i, w := range ids {
 		t.Probs[i] = row[w]
 	}
 	return t
-}
-
-// better reports whether word a ranks above word b in row.
-func better(row []float64, a, b int32) bool {
-	if row[a] != row[b] {
-		return row[a] > row[b]
-	}
-	return a < b
-}
-
-// topHeap is a min-heap of word ids by rank: the root is the worst kept.
-type topHeap struct {
-	row []float64
-	ids []int32
-}
-
-func (h *topHeap) Len() int           { return len(h.ids) }
-func (h *topHeap) Less(i, j int) bool { return better(h.row, h.ids[j], h.ids[i]) }
-func (h *topHeap) Swap(i, j int)      { h.ids[i], h.ids[j] = h.ids[j], h.ids[i] }
-func (h *topHeap) Push(x any)         { h.ids = append(h.ids, x.(int32)) }
-func (h *topHeap) Pop() any {
-	x := h.ids[len(h.ids)-1]
-	h.ids = h.ids[:len(h.ids)-1]
-	return x
 }
 
 // Similarity returns ρ(a, b) of FTM Eq. 17: the weighted Jaccard similarity

@@ -41,17 +41,22 @@ func (m *Model) TopWordIDs(n int) [][]int32 {
 	return out
 }
 
-// topIDs selects the n largest entries of row k with a bounded min-heap,
-// O(V log n), then sorts them.
+// topIDs returns the n most probable words of topic k (see TopIDs).
 func (m *Model) topIDs(k, n int) []int32 {
 	if k < 0 || k >= m.K {
 		panic(fmt.Sprintf("topic: topic %d out of range [0, %d)", k, m.K))
 	}
-	n = min(n, m.V)
+	return TopIDs(m.Row(k), n)
+}
+
+// TopIDs returns the ids of the n largest entries of row (at most
+// len(row)), most probable first, ties broken by the lower id. It keeps a
+// bounded min-heap: O(len(row)·log n).
+func TopIDs(row []float64, n int) []int32 {
+	n = min(n, len(row))
 	if n <= 0 {
 		return nil
 	}
-	row := m.Row(k)
 	h := &wordHeap{row: row, ids: make([]int32, 0, n)}
 	for w := range row {
 		if len(h.ids) < n {
