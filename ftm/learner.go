@@ -285,7 +285,7 @@ func (l *Learner) Memory() Memory {
 	stored := st.docStart[st.blocks[st.stored]]
 	return Memory{
 		Items: st.numItems(), Tokens: l.docs.NumTokens(), Entries: st.entries,
-		NoiseBytes: int64(len(st.enc)), StoredItems: stored,
+		NoiseBytes: st.encoded(), StoredItems: stored,
 		StateBytes: 2*int64(len(l.ch.z)) + 4*int64(len(st.prop)+len(st.propStart)),
 	}
 }

@@ -49,9 +49,8 @@ type store struct {
 	mech   *privacy.ThresholdedLaplace // nil without noise
 	noise  privacy.Indexed             // stream of document d: index d
 	k0     int32                       // smallest surviving value, in steps
-	stored int                         // blocks [0, stored) are encoded in enc
-	enc    []byte
-	encOff []int // byte offset of block b's encoding, b ≤ stored
+	stored int                         // blocks [0, stored) are kept encoded
+	enc    [][]byte                    // enc[b]: the encoding of block b's items, b < stored
 
 	// Proposal words: item i proposes from prop[propStart[i]:propStart[i+1]],
 	// or from prop[i] alone when propStart is nil (tokens).
@@ -107,8 +106,9 @@ func newStore(ctx context.Context, c *corpus.Corpus, pc privatizeConfig, noise p
 	// Decide which blocks to keep encoded from the expected size of their
 	// encodings, so the decision is made before any noise is drawn.
 	st.stored = 0
+	var per float64 // expected bytes of an item's encoding
 	if st.mech != nil && pc.noiseMemory > 0 {
-		per := 2*st.mech.SurvivalProb()*float64(c.V) + 2
+		per = 2*st.mech.SurvivalProb()*float64(c.V) + 2
 		var total float64
 		for b := 0; b < nb; b++ {
 			items := st.docStart[st.blocks[b+1]] - st.docStart[st.blocks[b]]
@@ -135,6 +135,12 @@ func newStore(ctx context.Context, c *corpus.Corpus, pc privatizeConfig, noise p
 		r := rd[w]
 		o := &outs[b]
 		keep := b < st.stored
+		if keep {
+			// Sized for the expected encoding with 2% to spare, so that the
+			// kept block is not copied while it grows.
+			items := st.docStart[st.blocks[b+1]] - st.docStart[st.blocks[b]]
+			o.enc = make([]byte, 0, int(1.02*per*float64(items))+64)
+		}
 		for d := st.blocks[b]; d < st.blocks[b+1]; d++ {
 			r.openRegen(d)
 			for i := st.docStart[d]; i < st.docStart[d+1]; i++ {
@@ -166,7 +172,7 @@ func newStore(ctx context.Context, c *corpus.Corpus, pc privatizeConfig, noise p
 			}
 		}
 	}
-	st.encOff = make([]int, st.stored+1)
+	st.enc = make([][]byte, st.stored)
 	var propStart []int32
 	if !single {
 		propStart = make([]int32, 1, n+1)
@@ -174,8 +180,7 @@ func newStore(ctx context.Context, c *corpus.Corpus, pc privatizeConfig, noise p
 	for b := range outs {
 		o := &outs[b]
 		if b < st.stored {
-			st.enc = append(st.enc, o.enc...)
-			st.encOff[b+1] = len(st.enc)
+			st.enc[b] = slices.Clip(o.enc)
 		}
 		st.prop = append(st.prop, o.prop...)
 		if !single {
@@ -188,7 +193,6 @@ func newStore(ctx context.Context, c *corpus.Corpus, pc privatizeConfig, noise p
 		outs[b] = blockOut{}
 	}
 	st.propStart = propStart
-	st.enc = slices.Clip(st.enc)
 	return st, nil
 }
 
@@ -316,7 +320,16 @@ func (st *store) appendBody(dst []byte, es []entry) []byte {
 // bytes returns the memory the store holds beyond the corpus: the compact
 // encodings and the proposal words.
 func (st *store) bytes() int64 {
-	return int64(len(st.enc)) + 4*int64(len(st.prop)) + 4*int64(len(st.propStart)) + 8*int64(len(st.encOff))
+	return st.encoded() + 4*int64(len(st.prop)) + 4*int64(len(st.propStart))
+}
+
+// encoded returns the bytes of the kept encodings.
+func (st *store) encoded() int64 {
+	var n int64
+	for _, b := range st.enc {
+		n += int64(len(b))
+	}
+	return n
 }
 
 // reader reads items, in document order, for one goroutine: each as the
@@ -344,7 +357,7 @@ func (r *reader) openBlock(b int) {
 	st := r.st
 	r.redraw = b >= st.stored
 	if !r.redraw {
-		r.enc = st.enc[st.encOff[b]:st.encOff[b+1]]
+		r.enc = st.enc[b]
 	}
 }
 
