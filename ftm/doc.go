@@ -92,10 +92,11 @@
 // token at that setting, against 5.3 kB as (int32, float32) pairs) up to
 // Config.NoiseMemory per party, and regenerated from their document's
 // stream on every visit beyond it (6 bytes per token, about a third of the
-// speed); both give identical results. BenchmarkPrivateMH measures about
-// 300,000 tokens per second per core in the compact form at that setting,
-// over 200 times the naive private Gibbs sampler of Eq. 6
-// (BenchmarkNaiveGibbs, O(K·V) per token).
+// speed); both give identical results. BenchmarkPrivateMH measures
+// 260,000 to 300,000 tokens per second per core in the compact form at that
+// setting (K = 50, after burn-in), about 100,000 when regenerating, and
+// 180 to 230 times the naive private Gibbs sampler of Eq. 6
+// (BenchmarkNaiveGibbs, O(K·V) per token, about 1,400 tokens per second).
 //
 // # Defaults
 //
