@@ -72,6 +72,18 @@ type coordinatorConfig struct {
 	Delta         float64          `json:"delta,omitempty"` // δ at which Gaussian releases are reported
 }
 
+// readConfig reads the --config file of the command name into cfg and
+// validates it.
+func readConfig(path, name string, cfg interface{ validate(string) error }) error {
+	if path == "" {
+		return usagef("--config is required: a YAML or JSON file (see fedtopic %s --help)", name)
+	}
+	if err := loadConfig(path, cfg); err != nil {
+		return err
+	}
+	return cfg.validate(path)
+}
+
 // loadConfig reads a YAML or JSON configuration file into v, refusing
 // unknown fields. YAML is read through its JSON form, so both formats use
 // the same field names.
@@ -178,14 +190,8 @@ complete three-party example on loopback:
   fedtopic coordinator --config coordinator.yaml`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if configPath == "" {
-				return usagef("--config is required: a YAML or JSON file (see fedtopic coordinator --help)")
-			}
 			var cfg coordinatorConfig
-			if err := loadConfig(configPath, &cfg); err != nil {
-				return err
-			}
-			if err := cfg.validate(configPath); err != nil {
+			if err := readConfig(configPath, "coordinator", &cfg); err != nil {
 				return err
 			}
 			alg, err := lookupAlgorithm(cfg.Algorithm)

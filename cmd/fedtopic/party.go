@@ -113,14 +113,8 @@ The configuration file is YAML or JSON (.json); see fed/README.md:
 		Example: `  fedtopic party --config p1.yaml`,
 		Args:    noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if configPath == "" {
-				return usagef("--config is required: a YAML or JSON file (see fedtopic party --help)")
-			}
 			var cfg partyConfig
-			if err := loadConfig(configPath, &cfg); err != nil {
-				return err
-			}
-			if err := cfg.validate(configPath); err != nil {
+			if err := readConfig(configPath, "party", &cfg); err != nil {
 				return err
 			}
 			alg, err := lookupAlgorithm(cfg.Algorithm)
