@@ -40,7 +40,7 @@ timed() { # timed NAME CMD...: runs CMD, prints its wall time in seconds
   t0=$(date +%s.%N)
   "$@" > "$out/$name.log" 2>&1
   t1=$(date +%s.%N)
-  echo "$t1 - $t0" | bc
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", b - a }'
 }
 
 evaluate() { # evaluate MODEL: prints perplexity and NPMI on the test documents
