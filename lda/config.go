@@ -29,6 +29,7 @@ const (
 	DefaultIterations = 1000
 	DefaultMHSteps    = 2
 	DefaultBlockSize  = 1 << 14
+	DefaultExactLen   = 64
 )
 
 // Config configures training. The zero value of every field means the
@@ -69,15 +70,27 @@ type Config struct {
 	// BurnIn is the number of initial sweeps of an MH chain that run the
 	// collapsed AD-LDA kernel (see SamplerADLDA) instead of the partially
 	// collapsed one — for SentenceLDA on the tokens as plain LDA, after
-	// which each sentence takes its tokens' majority topic; default
-	// Iterations/2, negative for none.
-	// The partially collapsed chain keeps a token pinned to its topic while
-	// its own count props up φ there, and a topic that empties gets a
-	// spiky Dirichlet(β) row few tokens can enter, so from a random start
-	// it forms topics slowly (on WordNet glosses at K = 50 it needs about
-	// twice the sweeps of the collapsed kernel); the burn-in only sets the
-	// starting point of the exact chain.
+	// which each sentence takes its tokens' majority topic; negative for
+	// none. Default: none for LDA, Iterations/2 for SentenceLDA.
+	// The partially collapsed chain keeps an item pinned to its topic
+	// while its own count props up φ there, and a topic that empties gets
+	// a spiky Dirichlet(β) row few items can enter. With exact draws (see
+	// ExactLen) plain LDA forms topics faster per sweep than the AD-LDA
+	// kernel with two MH steps (WordNet glosses, K = 50, 200 sweeps:
+	// held-out perplexity 4,768 against 5,107), so it needs no burn-in;
+	// the sentence chain, sampled by MH steps, does. The burn-in only sets
+	// the starting point of the exact chain.
 	BurnIn int `json:"burn_in"`
+	// ExactLen is the length up to which the partially collapsed plain-LDA
+	// kernel draws a token's topic exactly from its conditional
+	// π(k) ∝ (C_dk^(−i) + α)·φ_kw instead of taking MH steps: the
+	// document part Σ_j φ_{z_j w} is summed over the document's other
+	// tokens in O(length), the prior part α·φ_kw comes from the word's
+	// alias table. Documents with more tokens take Config.MHSteps MH steps
+	// per token, O(1) each. Both leave the same target invariant; an exact
+	// draw mixes like many MH steps. Default DefaultExactLen (64);
+	// negative: MH steps for every document.
+	ExactLen int `json:"exact_len"`
 }
 
 // withDefaults returns c with every zero field set to its default.
@@ -110,8 +123,15 @@ func (c Config) withDefaults() Config {
 		c.BlockSize = DefaultBlockSize
 	}
 	switch {
-	case c.BurnIn == 0:
+	case c.ExactLen == 0:
+		c.ExactLen = DefaultExactLen
+	case c.ExactLen < 0:
+		c.ExactLen = 0
+	}
+	switch {
+	case c.BurnIn == 0 && c.Model == ModelSLDA:
 		c.BurnIn = c.Iterations / 2
+	case c.BurnIn == 0:
 	case c.BurnIn < 0:
 		c.BurnIn = 0
 	}
@@ -170,5 +190,6 @@ func (c Config) params() map[string]string {
 		"mh_steps":   strconv.Itoa(c.MHSteps),
 		"block_size": strconv.Itoa(c.BlockSize),
 		"burn_in":    strconv.Itoa(c.BurnIn),
+		"exact_len":  strconv.Itoa(c.ExactLen),
 	}
 }

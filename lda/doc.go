@@ -26,14 +26,21 @@
 // samples privatized count vectors with the same kernel.
 //
 // Word proposals come from sparse alias tables that leave out the topics
-// where φ_kw is below 10⁻³ of the word's largest entry, so
-// building them costs little next to the O(K·V) draw of Φ itself. The
-// partially collapsed chain forms topics more slowly from a random start than
-// collapsed samplers — a token's own count props up φ at its topic, and a
-// topic that empties gets a spiky Dirichlet(β) row that few tokens (and no
-// sentence) can enter — so by default the first half of the sweeps is
-// burn-in with the AD-LDA kernel: on the tokens as plain LDA for SentenceLDA,
-// whose sentences then take their tokens' majority topic (Config.BurnIn).
+// where φ_kw is below 10⁻³ of the word's largest entry, so building them
+// costs little next to the O(K·V) draw of Φ itself. In documents of at most
+// Config.ExactLen tokens (default 64) plain LDA draws each token's topic
+// exactly from its conditional instead — a document part summed over the
+// document's other tokens and a prior part from the word's alias table (the
+// sparse partially collapsed sampler of Magnusson, Jonsson, Villani and
+// Broman, "Sparse Partially Collapsed MCMC for Parallel Inference in Topic
+// Models", JCGS 27(2), 2018) — which mixes like many MH steps for about the
+// cost of two. The partially collapsed chain forms topics more slowly from
+// a random start than collapsed samplers — an item's own count props up φ
+// at its topic, and a topic that empties gets a spiky Dirichlet(β) row that
+// few items can enter — so SentenceLDA, sampled by MH steps, spends the
+// first half of its sweeps by default in a burn-in with the AD-LDA kernel
+// on the tokens as plain LDA, after which every sentence takes its tokens'
+// majority topic (Config.BurnIn).
 //
 // Usage:
 //

@@ -52,6 +52,8 @@ type Phi struct {
 	words   []wordTable     // proposal table of each proposal word
 	sparse  [][]sparseEntry // alias slots, one slice per block of phiBlock words
 	invMass []float64       // 1/Σ_{k in table} φ_kw per proposal word; < 0 marks a uniform table
+	mass    []float64       // Σ_{k in table} φ_kw per proposal word (0 for a uniform table)
+	rest    []float64       // Σ_{k not in table} φ_kw per proposal word, summed in topic order
 	logRow  []float32       // logRow[k*V+w] = log φ_kw, when needLog
 	propose []bool          // which words need a proposal table
 	needLog bool
@@ -78,6 +80,8 @@ func newPhi(k, v int, propose []bool, needLog bool) *Phi {
 		words:    make([]wordTable, v),
 		sparse:   make([][]sparseEntry, nb),
 		invMass:  make([]float64, v),
+		mass:     make([]float64, v),
+		rest:     make([]float64, v),
 		propose:  propose,
 		needLog:  needLog,
 		blockSum: make([]float64, nb*k),
@@ -345,13 +349,17 @@ func (p *Phi) finishBlock(pw *phiWorker, b int, fac []float64) {
 		topics := slices.Grow(pw.topics[:0], k)[:k]
 		pw.topics = topics
 		n := 0
+		var rest float64 // the entries left out (y < cut; zeros add nothing)
 		for t, x := range col {
 			y := float32(math.Float64frombits(flushBits(float64(x) * fac[t])))
 			col[t] = y
 			topics[n] = uint16(t)
+			r := y
 			if y >= in {
 				n++
+				r = 0
 			}
+			rest += float64(r)
 		}
 		if p.needLog {
 			for t, x := range col {
@@ -386,6 +394,7 @@ func (p *Phi) finishBlock(pw *phiWorker, b int, fac []float64) {
 		sp = pw.alias.buildSparse(sp, topics, weights, math.Abs(mass))
 		p.words[w] = wordTable{off: uint32(off), n: uint32(len(topics)), lemK: lemireBound(len(topics)), cut: cut}
 		p.invMass[w] = 1 / mass
+		p.mass[w], p.rest[w] = max(mass, 0), rest
 	}
 	p.sparse[b] = sp
 }

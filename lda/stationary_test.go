@@ -3,6 +3,7 @@ package lda
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/fedtopic/fedtopic/corpus"
@@ -179,6 +180,66 @@ func TestMHStationaryLDA(t *testing.T) {
 		return math.Log(float64(float32(statPhi[k*4+int(words[i])])))
 	})
 	checkStationary(t, m, len(words), p)
+}
+
+// TestMHStationaryLDASteps checks the MH steps of plain LDA, which the
+// default configuration uses only for documents longer than ExactLen.
+func TestMHStationaryLDASteps(t *testing.T) {
+	t.Parallel()
+	words := []int32{0, 3, 1}
+	cfg := statCfg
+	cfg.ExactLen = -1
+	m, err := NewMH(repeatDocs(words, nil), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := enumerate(len(words), statK, statAlpha, func(i, k int) float64 {
+		return math.Log(float64(float32(statPhi[k*4+int(words[i])])))
+	})
+	checkStationary(t, m, len(words), p)
+}
+
+// TestExactDrawTail checks the part of an exact draw that statPhi never
+// reaches: topics left out of the word's proposal table for being below
+// proposalCut of its largest entry, drawn by a scan of the column. A
+// one-token document has no document part, so its topic is drawn ∝ φ_kw.
+// 4·10⁶ draws give the two left-out topics about 1,900 and 750 expected
+// counts; the chi-square test over the four topics fails falsely with
+// probability 1e-6.
+func TestExactDrawTail(t *testing.T) {
+	t.Parallel()
+	col := []float64{0.9, 5e-4, 2e-4, 0.6} // cut = 9e-4: topics 1 and 2 are left out
+	phi := make([]float64, 0, 8)
+	for _, x := range col {
+		phi = append(phi, x, 1-x)
+	}
+	c := &corpus.Corpus{V: 2, DocStart: []int{0, 1}, Words: []int32{0}}
+	m, err := NewMH(c, Config{K: 4, Alpha: 0.3, Workers: 1, Seed: 2, BurnIn: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetPhi(context.Background(), phi); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.phi.words[0].n; got != 2 {
+		t.Fatalf("proposal table of word 0 holds %d topics, want 2", got)
+	}
+	const draws = 4_000_000
+	src := rand.NewChaCha8([32]byte{7})
+	zd, wd := []uint16{0}, []int32{0}
+	obs := make([]int, 4)
+	for range draws {
+		m.phi.exactDoc(src, zd, wd, 0.3)
+		obs[zd[0]]++
+	}
+	want := make([]float64, 4)
+	for k := range want {
+		want[k] = float64(float32(col[k]))
+	}
+	chi, cells := chiSquare(t, obs, want)
+	if crit := chiCritical(cells); chi > crit {
+		t.Errorf("topic counts %v: chi-square %.1f, want ≤ %.1f", obs, chi, crit)
+	}
 }
 
 func TestMHStationarySentenceLDA(t *testing.T) {

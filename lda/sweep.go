@@ -32,7 +32,9 @@ func unit(x uint64) float64 { return float64(x>>11) * 0x1p-53 }
 // unit32 maps 32 bits to a uniform float64 in [0, 1) on a 2⁻³² grid.
 func unit32(x uint32) float64 { return float64(x) * 0x1p-32 }
 
-// sweepBlockLDA samples the tokens of block b with the plain-LDA loop: no
+// sweepBlockLDA samples the tokens of block b with the plain-LDA loop:
+// documents of at most Config.ExactLen tokens by exact draws (exactDoc),
+// longer ones by MH steps. The MH loop has no
 // interface calls, no atomic operations, doc-topic counts in a K-vector
 // built per document, and no data-dependent branches — acceptances are
 // conditional moves — so the processor can overlap the cache misses of
@@ -51,11 +53,16 @@ func (m *MH) sweepBlockLDA(sw *sweepWorker, blk int) {
 	steps := m.cfg.MHSteps
 	col, words, sparse := m.phi.col, m.phi.words, m.phi.sparse
 	cnt := sw.cnt[:k]
+	exactLen := m.cfg.ExactLen
 	for d := m.blocks[blk]; d < m.blocks[blk+1]; d++ {
 		s, e := m.docStart[d], m.docStart[d+1]
 		zd := m.z[s:e]
 		wd := m.words[s:e]
 		wd = wd[:len(zd)]
+		if len(zd) <= exactLen {
+			m.phi.exactDoc(src, zd, wd, alpha)
+			continue
+		}
 		for _, t := range zd {
 			cnt[t]++
 		}
@@ -208,6 +215,75 @@ func (p *Phi) drawWordSrc(src *rand.ChaCha8, w int) int {
 	for {
 		if t, ok := p.drawWord(w, src.Uint64()); ok {
 			return t
+		}
+	}
+}
+
+// exactDoc replaces the topic of every token of one document, in order, by
+// an exact draw from its conditional given Φ,
+//
+//	π(k) ∝ (C_dk^(−i) + α)·φ_kw = Σ_{j≠i} [z_j = k]·φ_kw + α·φ_kw,
+//
+// a mixture of a document part, one term per other token j of weight
+// φ_{z_j w} (summed in O(length)), and a prior part α·φ_kw. The prior part
+// is the word's proposal table (mass M_w) plus the entries left out of it
+// (mass R_w), drawn by a scan of the column in topic order, the order R_w
+// was summed in. One uniform on a 2⁻⁵³ grid picks the part and the token;
+// the table draws one more 64-bit word. A word whose column is all zero
+// (beyond the reach of a Dirichlet draw) leaves the topic unchanged: its
+// conditional is 0 everywhere.
+func (p *Phi) exactDoc(src *rand.ChaCha8, zd []uint16, wd []int32, alpha float64) {
+	k := p.K
+	for i, w := range wd {
+		base := int(w) * k
+		cw := p.col[base : base+k]
+		var dm float64
+		for j, t := range zd {
+			x := float64(cw[t])
+			if j == i {
+				x = 0
+			}
+			dm += x
+		}
+		tm, rm := p.mass[w], p.rest[w]
+		u := unit(src.Uint64()) * (dm + alpha*(tm+rm))
+		switch {
+		case u < dm:
+			var acc float64
+			pick := zd[i]
+			for j, t := range zd {
+				if j == i || cw[t] == 0 {
+					continue
+				}
+				acc += float64(cw[t])
+				pick = t
+				if u < acc {
+					break
+				}
+			}
+			zd[i] = pick
+		case tm+rm == 0:
+			// All-zero column: π is 0 everywhere; keep the topic.
+		default:
+			v := (u-dm)/alpha - tm
+			if v < 0 || rm == 0 {
+				zd[i] = uint16(p.drawWordSrc(src, int(w)))
+				continue
+			}
+			cut := p.words[w].cut
+			var acc float64
+			pick := -1
+			for t, y := range cw {
+				if y >= cut || y == 0 {
+					continue
+				}
+				acc += float64(y)
+				pick = t
+				if v < acc {
+					break
+				}
+			}
+			zd[i] = uint16(pick)
 		}
 	}
 }
