@@ -77,11 +77,8 @@ gives every sentence one topic.`,
 				}
 			}
 
-			items := c.NumTokens()
-			if cfg.Model == lda.ModelSLDA {
-				items = c.NumUnits()
-			}
-			bar := newProgress(e.stderr, int64(cfg.Iterations)*int64(items), "sampling", " tokens")
+			// The samplers report progress in tokens, SentenceLDA too.
+			bar := newProgress(e.stderr, int64(cfg.Iterations)*int64(c.NumTokens()), "sampling", " tokens")
 			start := time.Now()
 			m, err := lda.Train(ctx, c, cfg, func(iter, done int) { bar.Set(int64(done)) })
 			bar.Done()
@@ -117,6 +114,7 @@ gives every sentence one topic.`,
 	fs.Float64Var(&cfg.Alpha, "alpha", 0, "symmetric document-topic prior per topic (default 5/K)")
 	fs.Float64Var(&cfg.Beta, "beta", 0, "symmetric topic-word prior (default 0.01)")
 	fs.IntVar(&cfg.MHSteps, "mh-steps", 0, "Metropolis-Hastings steps per token and sweep (default 2)")
+	fs.IntVar(&cfg.ExactLen, "exact-len", 0, "documents with at most this many tokens draw each topic exactly from its conditional instead of taking MH steps (default 64; -1: MH steps everywhere)")
 	fs.IntVar(&cfg.Workers, "workers", 0, "sampling goroutines (default: all cores); never changes the result")
 	fs.StringVar(&seed, "seed", "", "random seed (default: a fresh one from the OS, printed and recorded in the model)")
 	fs.StringVarP(&out, "out", "o", "", "model file to write (required)")
