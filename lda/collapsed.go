@@ -42,10 +42,11 @@ type collapsedState struct {
 }
 
 // collapsedWorker is the per-goroutine state of the collapsed kernel: the
-// block's count changes D (word-major like nkw) and the entries it touched.
+// block's view of the counts n = G + D (word-major like nkw, in one array so
+// a token reads one column) and the entries its changes D touched.
 type collapsedWorker struct {
-	dkw     []int32
-	dk      []int32
+	nkw     []int32 // G_kw + D_kw
+	nk      []int32 // G_k + D_k
 	touched []int32
 	inv     []float64 // 1/(G_k + D_k + Vβ), kept current by move
 	w       []float64 // scratch: W of the document's tokens' topics
@@ -59,7 +60,7 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 		cs = &collapsedState{nk: make([]int32, k), invNk: make([]float64, k), smooth: make([]aliasEntry, k), smoothLem: lemireBound(k), mass: make([]float64, v)}
 		m.coll = cs
 		for _, sw := range m.sweepers {
-			sw.col = &collapsedWorker{dkw: make([]int32, k*v), dk: make([]int32, k), inv: make([]float64, k)}
+			sw.col = &collapsedWorker{nkw: make([]int32, k*v), nk: make([]int32, k), inv: make([]float64, k)}
 		}
 	}
 	clear(cs.nk)
@@ -81,6 +82,11 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 	p := m.phi
 	nb := (v + phiBlock - 1) / phiBlock
 	return parallel.Blocks(ctx, len(m.phiWorkers), nb, func(wi, b int) {
+		// Every sweeper's view starts at G: copy this word block.
+		lo, hi := b*phiBlock*k, min(v, (b+1)*phiBlock)*k
+		for _, sw := range m.sweepers {
+			copy(sw.col.nkw[lo:hi], m.nkw[lo:hi])
+		}
 		pw := m.phiWorkers[wi]
 		sp := p.sparse[b][:0]
 		for w := b * phiBlock; w < min(v, (b+1)*phiBlock); w++ {
@@ -120,9 +126,10 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 	vb := float64(m.v) * beta
 	invAlpha := 1 / alpha
 	kAlpha := float64(k) * alpha
-	gkw, gk, dkw, dk := m.nkw, cs.nk[:k], cw.dkw, cw.dk[:k]
+	gkw, gk, nkw, nk := m.nkw, cs.nk[:k], cw.nkw, cw.nk[:k]
 	invNk := cs.invNk[:k]
-	copy(cw.inv, invNk) // D is zero at the start of a block
+	copy(nk, gk) // D is zero at the start of a block
+	copy(cw.inv, invNk)
 	cnt := sw.cnt[:k]
 	for d := m.blocks[blk]; d < m.blocks[blk+1]; d++ {
 		s, e := m.docStart[d], m.docStart[d+1]
@@ -146,7 +153,7 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 			cur := int(zd[i])
 			cnt[cur]--
 			base := int(w) * k
-			gw, dw := gkw[base:base+k], dkw[base:base+k]
+			gw, nw := gkw[base:base+k], nkw[base:base+k]
 			mass := cs.mass[w]
 			// wordTerm returns (n_kw + β)/(n_k + Vβ) with the token
 			// itself removed from topic cur.
@@ -155,7 +162,7 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 				if t == cur {
 					self = 1
 				}
-				return (float64(gw[t]+dw[t]) - self + beta) / (float64(gk[t]+dk[t]) - self + vb)
+				return (float64(nw[t]) - self + beta) / (float64(nk[t]) - self + vb)
 			}
 			// q returns the word proposal's unnormalised weight of t.
 			q := func(t int) float64 { return (float64(gw[t]) + beta) * invNk[t] }
@@ -193,10 +200,9 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 		}
 	}
 	for _, j := range cw.touched {
-		dkw[j] = 0
+		nkw[j] = gkw[j]
 	}
 	cw.touched = cw.touched[:0]
-	clear(dk)
 }
 
 // collapsedDoc samples the tokens of one short document (at most
@@ -237,7 +243,7 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 	k := m.k
 	alpha, beta := m.alpha, m.beta
 	vb := float64(m.v) * beta
-	gk, dk := cs.nk[:k], cw.dk[:k]
+	gk, nk := cs.nk[:k], cw.nk[:k]
 	invNk, inv := cs.invNk[:k], cw.inv[:k]
 	cnt := sw.cnt[:k]
 	xs := cw.w[:len(zd)]
@@ -245,13 +251,13 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 	cur := int(zd[i])
 	cnt[cur]--
 	base := int(w) * k
-	gw, dw := m.nkw[base:base+k], cw.dkw[base:base+k]
-	gw, dw = gw[:k], dw[:k]
+	nw := cw.nkw[base : base+k]
+	nw = nw[:k]
 	// W(t) = (n_tw + β)·inv[t] for t ≠ cur; at cur without the token.
-	wCur := (float64(gw[cur]+dw[cur]-1) + beta) / (float64(gk[cur]+dk[cur]-1) + vb)
+	wCur := (float64(nw[cur]-1) + beta) / (float64(nk[cur]-1) + vb)
 	var dm float64
 	for j, t := range zd {
-		x := (float64(gw[t]+dw[t]) + beta) * inv[t]
+		x := (float64(nw[t]) + beta) * inv[t]
 		if int(t) == cur {
 			x = wCur
 		}
@@ -286,7 +292,8 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 	if t != cur {
 		// The tables count the token at cur; from t they would count it
 		// at t, which changes P at cur and t and its total.
-		wt := (float64(gw[t]+dw[t]) + beta) * inv[t]
+		wt := (float64(nw[t]) + beta) * inv[t]
+		gw := m.nkw[base : base+k]
 		ps, pt := (float64(gw[cur])+beta)*invNk[cur], (float64(gw[t])+beta)*invNk[t]
 		psT := (float64(gw[cur]-1) + beta) / (float64(gk[cur]-1) + vb)
 		ptT := (float64(gw[t]+1) + beta) / (float64(gk[t]+1) + vb)
@@ -313,13 +320,13 @@ func drawSmooth(src interface{ Uint64() uint64 }, cs *collapsedState) int {
 // move reassigns token i of the current document from topic s to t in the
 // block's view of the counts and returns t.
 func (m *MH) move(cw *collapsedWorker, zd []uint16, i, base, s, t int) int {
-	cw.dkw[base+s]--
-	cw.dkw[base+t]++
-	cw.dk[s]--
-	cw.dk[t]++
+	cw.nkw[base+s]--
+	cw.nkw[base+t]++
+	cw.nk[s]--
+	cw.nk[t]++
 	vb := float64(m.v) * m.beta
-	cw.inv[s] = 1 / (float64(m.coll.nk[s]+cw.dk[s]) + vb)
-	cw.inv[t] = 1 / (float64(m.coll.nk[t]+cw.dk[t]) + vb)
+	cw.inv[s] = 1 / (float64(cw.nk[s]) + vb)
+	cw.inv[t] = 1 / (float64(cw.nk[t]) + vb)
 	cw.touched = append(cw.touched, int32(base+s), int32(base+t))
 	zd[i] = uint16(t)
 	return t

@@ -177,6 +177,7 @@ func TestCollapsedTokenExact(t *testing.T) {
 		}
 		sw := m.sweepers[0]
 		sw.src.Seed(rng.Key(uint64(ch), "collapsed token"))
+		copy(sw.col.nk, m.coll.nk)
 		copy(sw.col.inv, m.coll.invNk)
 		i := ch % n
 		d := 0
