@@ -207,3 +207,47 @@ func TestThresholdedConfigChecks(t *testing.T) {
 		})
 	}
 }
+
+// TestThresholdedByteTables checks fill's one-byte lookup tables against
+// the geometric tables they restate: a chunk's entry is exactly the outcome
+// whose interval holds the chunk's whole cell, or slowChunk when there is
+// none; no decided chunk has an outcome of 255 or more (such an outcome has
+// probability below 2⁻¹⁶, too little for a whole cell), so the byte loses
+// nothing; and the value of every fast outcome is (k₀ + e)·g.
+func TestThresholdedByteTables(t *testing.T) {
+	for _, c := range []ThresholdedLaplaceConfig{
+		{Epsilon: 11, Threshold: 0.2, Vocab: 20000},
+		{Epsilon: 2, Threshold: 0.2, Vocab: 100},
+		{Epsilon: 5, Threshold: 0, Vocab: 100},
+		{Epsilon: 0.7, Threshold: 0, Vocab: 40, Granularity: 1.0 / 64}, // two-level laws: all chunks slow
+	} {
+		tl, err := NewThresholdedLaplace(c)
+		if err != nil {
+			t.Fatalf("NewThresholdedLaplace(%+v) error: %v", c, err)
+		}
+		for _, tc := range []struct {
+			name string
+			b    *[1 << 16]uint8
+			g    *geometric
+		}{{"skip", tl.skipByte, tl.skip}, {"value", tl.valueByte, tl.value}} {
+			lim := tc.g.fastLimit()
+			for p, e := range tc.g.top.lut {
+				want := uint8(slowChunk)
+				if e < lim {
+					if e >= slowChunk {
+						t.Fatalf("ε=%v %s: chunk %#04x decides outcome %d, too large for a byte", c.Epsilon, tc.name, p, e)
+					}
+					want = uint8(e)
+				}
+				if got := tc.b[p]; got != want {
+					t.Fatalf("ε=%v %s table[%#04x] = %d; want %d (top table entry %#04x, fast limit %d)", c.Epsilon, tc.name, p, got, want, e, lim)
+				}
+			}
+		}
+		for e := range tl.valueF {
+			if got, want := float64(tl.valueF[e]), float64(tl.k0+int64(e))*tl.cfg.Granularity; got != want {
+				t.Fatalf("ε=%v valueF[%d] = %v; want %v", c.Epsilon, e, got, want)
+			}
+		}
+	}
+}
