@@ -68,6 +68,9 @@ func (d *DiscreteLaplace) Fill(r *rand.Rand, dst []int64) {
 }
 
 func (d *DiscreteLaplace) sample(br *bitReader) int64 {
+	if d.geo.oneLevel() {
+		return d.sample2(br)
+	}
 	lut, lim := d.geo.top.lut, d.geo.fastLimit()
 	for {
 		// One 16-bit chunk for the magnitude and one bit for the sign,
@@ -95,20 +98,54 @@ func (d *DiscreteLaplace) sample(br *bitReader) int64 {
 	}
 }
 
+// sample2 is sample for a one-level law (scale between 32 and 8192 steps):
+// the magnitude's high and low parts come from one 16-bit chunk each, read
+// with the sign bit as one 33-bit piece, and both lookups are inlined.
+func (d *DiscreteLaplace) sample2(br *bitReader) int64 {
+	for {
+		if br.n < 33 {
+			br.refill()
+		}
+		w := br.buf
+		br.buf >>= 33
+		br.n -= 33
+		p, p2, sign := uint16(w), uint16(w>>16), w>>32&1
+		y, ok := d.geo.fast2(p, p2)
+		if !ok {
+			y = d.geo.sampleFrom2(br, p, p2)
+		}
+		if sign == 1 {
+			if y == 0 {
+				continue // −0 would give zero twice its due mass
+			}
+			return -int64(y)
+		}
+		return int64(y)
+	}
+}
+
 // DiscreteGaussian is the discrete Gaussian distribution on the integers,
 // P(Z = z) ∝ e^(−z²/(2σ²)), sampled exactly by Canonne, Kamath and Steinke
 // (2020, "The Discrete Gaussian for Differential Privacy", Algorithm 3):
 // propose Y from a discrete Laplace with decay λ = 1/(⌊σ⌋+1) and accept it
 // with probability e^(−(|Y|−σ²λ)²/(2σ²)). The acceptance coin is decided
-// against rigorous enclosures of that probability (a float64 enclosure first,
-// arbitrary precision when the float one cannot decide), so the result is
-// exact. Safe for concurrent use.
+// against rigorous enclosures of that probability, so the result is exact:
+// for proposals below min(64/λ, 2¹⁴) a table built from float64 enclosures
+// settles it from 15 random bits (all but about 2⁻¹⁵ of the time), and
+// otherwise float64 enclosures, then arbitrary precision, decide it from
+// further bits. A trial reads 32 bits of the stream (48 when the proposal's
+// law needs a second table, σ between 31 and 8191), so at σ = 16 two
+// trials share a 64-bit word. Safe for concurrent use.
 type DiscreteGaussian struct {
 	sigma  float64
 	lambda float64
 	s2l    float64 // σ²λ, rounded
 	prop   *DiscreteLaplace
 	expTab []float64 // expTab[m] = e^(−m/64), m ≤ 2048, for the cheap first bounds
+	// acc[m] = lo | hi<<16 decides the acceptance coin of a proposal of
+	// magnitude m from 15 random bits r: accept if r < lo, reject if
+	// r > hi (see newAcceptTable).
+	acc []uint32
 }
 
 // NewDiscreteGaussian returns the sampler with parameter σ (in integer
@@ -129,7 +166,31 @@ func NewDiscreteGaussian(sigma float64) (*DiscreteGaussian, error) {
 	for m := range g.expTab {
 		g.expTab[m] = math.Exp(-float64(m) * expTabStep) // m/64 is exact
 	}
+	g.acc = g.newAcceptTable(int(min(64/lambda, maxAcceptTable)))
 	return g, nil
+}
+
+// maxAcceptTable caps the acceptance table (64 KiB); a proposal is larger
+// than 64/λ with probability e^(−64) and larger than the cap, for σ up to
+// a thousand steps, with probability below e^(−16).
+const maxAcceptTable = 1 << 14
+
+// newAcceptTable returns the acceptance thresholds of magnitudes m < n.
+// With [pLo, pHi] a rigorous enclosure of the acceptance probability p of
+// m (acceptBounds), lo = ⌊2¹⁵·pLo⌋ and hi = ⌈2¹⁵·pHi⌉ − 1; for the first 15
+// bits r of the coin's uniform U, r < lo means U < (r+1)/2¹⁵ ≤ pLo ≤ p, so
+// the coin is heads whatever the later bits, and r > hi means
+// U ≥ r/2¹⁵ ≥ pHi ≥ p, tails. Only for r in [lo, hi] — probability about
+// 2⁻¹⁵ — do later bits matter.
+func (d *DiscreteGaussian) newAcceptTable(n int) []uint32 {
+	t := make([]uint32, n)
+	for m := range t {
+		pLo, pHi := d.acceptBounds(float64(m))
+		lo := uint32(math.Floor(pLo * 0x1p15))  // pLo < 1: at most 2¹⁵ − 1
+		hi := uint32(math.Ceil(pHi*0x1p15)) - 1 // pHi ∈ (0, 1]: at most 2¹⁵ − 1
+		t[m] = lo | hi<<16
+	}
+	return t
 }
 
 // Sigma returns σ.
@@ -149,13 +210,91 @@ func (d *DiscreteGaussian) Fill(r *rand.Rand, dst []int64) {
 	}
 }
 
+// sample draws one value. A trial reads the proposal's magnitude (one
+// 16-bit chunk per table of the geometric law), its sign bit, and the first
+// 15 bits of the acceptance coin's uniform, all from the buffered stream;
+// the acceptance table decides the coin from those 15 bits but with
+// probability about 2⁻¹⁵, when acceptFrom reads further bits. A proposal
+// of −0 is rejected, as the discrete Laplace sampler does.
 func (d *DiscreteGaussian) sample(br *bitReader) int64 {
-	for {
-		y := d.prop.sample(br)
-		if d.accept(br, y) {
-			return y
+	geo := d.prop.geo
+	switch {
+	case geo.shift == 0:
+		lut, lim := geo.top.lut, geo.fastLimit()
+		for {
+			if br.n < 32 {
+				br.refill()
+			}
+			w := br.buf
+			br.buf >>= 32
+			br.n -= 32
+			var m uint64
+			if e := lut[uint16(w)]; e < lim {
+				m = uint64(e)
+			} else {
+				m = geo.sampleFrom(br, uint16(w))
+			}
+			if y, ok := d.decide(br, m, w>>16); ok {
+				return y
+			}
+		}
+	case geo.oneLevel():
+		for {
+			if br.n < 48 {
+				br.refill()
+			}
+			w := br.buf
+			br.buf >>= 48
+			br.n -= 48
+			m, ok := geo.fast2(uint16(w), uint16(w>>16))
+			if !ok {
+				m = geo.sampleFrom2(br, uint16(w), uint16(w>>16))
+			}
+			if y, ok := d.decide(br, m, w>>32); ok {
+				return y
+			}
+		}
+	default:
+		for {
+			m := geo.sample(br)
+			if y, ok := d.decide(br, m, br.take16()); ok {
+				return y
+			}
 		}
 	}
+}
+
+// decide finishes a trial whose proposal has magnitude m, given 16 more
+// random bits b: the sign (bit 0) and the first 15 bits of the acceptance
+// coin's uniform. It returns the value and true if the proposal is
+// accepted.
+func (d *DiscreteGaussian) decide(br *bitReader, m, b uint64) (int64, bool) {
+	neg := b&1 == 1
+	if neg && m == 0 {
+		return 0, false // −0 would give zero twice its due mass
+	}
+	r := uint32(b>>1) & 0x7fff
+	if m < uint64(len(d.acc)) {
+		a := d.acc[m]
+		if r < a&0xffff {
+			return signed(m, neg), true
+		}
+		if r > a>>16 {
+			return 0, false
+		}
+	}
+	if d.acceptFrom(br, m, uint64(r)<<17|br.take(17)) {
+		return signed(m, neg), true
+	}
+	return 0, false
+}
+
+// signed returns −m if neg, else m.
+func signed(m uint64, neg bool) int64 {
+	if neg {
+		return -int64(m)
+	}
+	return int64(m)
 }
 
 // The cheap bounds on e^(−γ) come from a table of e^(−m/64): with
@@ -165,15 +304,38 @@ const (
 	expTabLen  = 2048 // γ up to 32
 )
 
-// accept flips the coin with probability e^(−γ), γ = (|y|−σ²λ)²/(2σ²). It
-// decides from 32 random bits against cheap table bounds when it can
-// (nearly always), then against math.Exp bounds, then exactly.
-func (d *DiscreteGaussian) accept(br *bitReader, y int64) bool {
-	const u = 0x1p-53
-	a := float64(y)
-	if a < 0 {
-		a = -a
+// acceptFrom flips the coin with probability e^(−γ), γ = (m−σ²λ)²/(2σ²),
+// for a proposal of magnitude m, given the first 32 bits u of the coin's
+// uniform. It decides against cheap table bounds when it can, then against
+// math.Exp bounds, then exactly.
+func (d *DiscreteGaussian) acceptFrom(br *bitReader, m, u uint64) bool {
+	gLo, gHi := d.exponentBounds(float64(m))
+	r := float64(u)
+	// Cheap bounds. math.Exp in the table is accurate to < 1 ulp; the
+	// factors 1 ± 2⁻⁴⁵ cover it and the few roundings here.
+	var cLo, cHi float64
+	if k := int(gLo * 64); k < expTabLen {
+		e := d.expTab[k]
+		rLo, rHi := gLo-float64(k)*expTabStep, gHi-float64(k)*expTabStep
+		cLo = e * (1 - rHi) * (1 - 0x1p-45)
+		cHi = e * (1 - rLo + rLo*rLo/2) * (1 + 0x1p-45)
+	} else {
+		cHi = d.expTab[expTabLen] * (1 + 0x1p-45)
 	}
+	if r+1 <= cLo*0x1p32 { // U < (r+1)/2³² ≤ cLo ≤ p
+		return true
+	}
+	if r >= cHi*0x1p32 { // U ≥ r/2³² ≥ cHi ≥ p
+		return false
+	}
+	pLo, pHi := expBounds(gLo, gHi)
+	return bernoulliFrom(br, u, pLo, pHi, func(prec uint) bounds { return d.acceptProb(int64(m), prec) })
+}
+
+// exponentBounds encloses γ = (a−σ²λ)²/(2σ²) for a magnitude a ≥ 0 (an
+// integer below 2⁵³).
+func (d *DiscreteGaussian) exponentBounds(a float64) (gLo, gHi float64) {
+	const u = 0x1p-53
 	df := a - d.s2l
 	if df < 0 {
 		df = -df
@@ -187,28 +349,14 @@ func (d *DiscreteGaussian) accept(br *bitReader, y int64) bool {
 	if lo < 0 {
 		lo = 0
 	}
-	gLo := lo * lo / s2 * (1 - 0x1p-40)
-	gHi := (df + ed) * (df + ed) / s2 * (1 + 0x1p-40)
+	gLo = lo * lo / s2 * (1 - 0x1p-40)
+	gHi = (df + ed) * (df + ed) / s2 * (1 + 0x1p-40)
+	return gLo, gHi
+}
 
-	r := float64(br.take32())
-	// Cheap bounds. math.Exp in the table is accurate to < 1 ulp; the
-	// factors 1 ± 2⁻⁴⁵ cover it and the few roundings here.
-	var cLo, cHi float64
-	if m := int(gLo * 64); m < expTabLen {
-		e := d.expTab[m]
-		rLo, rHi := gLo-float64(m)*expTabStep, gHi-float64(m)*expTabStep
-		cLo = e * (1 - rHi) * (1 - 0x1p-45)
-		cHi = e * (1 - rLo + rLo*rLo/2) * (1 + 0x1p-45)
-	} else {
-		cHi = d.expTab[expTabLen] * (1 + 0x1p-45)
-	}
-	if r+1 <= cLo*0x1p32 { // U < (r+1)/2³² ≤ cLo ≤ p
-		return true
-	}
-	if r >= cHi*0x1p32 { // U ≥ r/2³² ≥ cHi ≥ p
-		return false
-	}
-	var pLo, pHi float64
+// expBounds encloses e^(−γ) for γ ∈ [gLo, gHi] with math.Exp, widened to
+// cover its error.
+func expBounds(gLo, gHi float64) (pLo, pHi float64) {
 	if w := gHi - gLo; w < 0x1p-20 {
 		// One exponential: e^(−gHi) ≥ p(1 − w) and e^(−gLo) ≤ p(1 + 2w) for
 		// p = e^(−gLo)·(1 ± 2⁻⁵²) (math.Exp is accurate to < 1 ulp).
@@ -223,7 +371,12 @@ func (d *DiscreteGaussian) accept(br *bitReader, y int64) bool {
 	if pHi > 1 {
 		pHi = 1
 	}
-	return bernoulliFrom(br, uint64(r), pLo, pHi, func(prec uint) bounds { return d.acceptProb(y, prec) })
+	return pLo, pHi
+}
+
+// acceptBounds encloses the acceptance probability of magnitude a.
+func (d *DiscreteGaussian) acceptBounds(a float64) (pLo, pHi float64) {
+	return expBounds(d.exponentBounds(a))
 }
 
 // acceptProb encloses e^(−(|y|−σ²λ)²/(2σ²)) at about prec bits.

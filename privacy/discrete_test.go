@@ -3,6 +3,7 @@ package privacy
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 
@@ -14,9 +15,10 @@ const n1 = 125000
 
 func TestDiscreteLaplaceDistribution(t *testing.T) {
 	// Scales cover a single lookup table (small and moderate scale), a
-	// multi-level geometric (scale 3000 → 2 low-bit levels) and the almost
-	// deterministic regime (scale 0.2).
-	for _, scale := range []float64{0.2, 1, 7.5, 23.27, 300, 3000} {
+	// top table with one low level (scale 300 → 4 low bits, 3000 → 7, the
+	// inlined sample2 path), a multi-level geometric (scale 20000 → 8 + 2
+	// low bits) and the almost deterministic regime (scale 0.2).
+	for _, scale := range []float64{0.2, 1, 7.5, 23.27, 300, 3000, 20000} {
 		t.Run(fmt.Sprint(scale), func(t *testing.T) {
 			d, err := NewDiscreteLaplace(scale)
 			if err != nil {
@@ -50,7 +52,10 @@ func TestDiscreteLaplaceScaleRoundsSafely(t *testing.T) {
 }
 
 func TestDiscreteGaussianDistribution(t *testing.T) {
-	for _, sigma := range []float64{0.3, 1, 2.5, 20, 200} {
+	// σ = 0.3 … 20 use a single-table proposal, σ = 200 a top table with
+	// one low level, σ = 20000 the general multi-level proposal with most
+	// proposals beyond the acceptance table.
+	for _, sigma := range []float64{0.3, 1, 2.5, 20, 200, 20000} {
 		t.Run(fmt.Sprint(sigma), func(t *testing.T) {
 			d, err := NewDiscreteGaussian(sigma)
 			if err != nil {
@@ -132,3 +137,31 @@ func TestSamplerParameterChecks(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// TestDiscreteGaussianAcceptTable checks every entry of the acceptance
+// table against a 100-bit enclosure of the acceptance probability p: the
+// 15-bit thresholds must satisfy lo/2¹⁵ ≤ p ≤ (hi+1)/2¹⁵, so that a coin
+// the table decides is decided correctly, and leave at most a few values
+// of the 15 bits undecided.
+func TestDiscreteGaussianAcceptTable(t *testing.T) {
+	for _, sigma := range []float64{0.3, 3, 16, 1000} {
+		d, err := NewDiscreteGaussian(sigma)
+		if err != nil {
+			t.Fatalf("NewDiscreteGaussian(%v) error: %v", sigma, err)
+		}
+		step := max(1, len(d.acc)/1000) // about 1,000 magnitudes per σ keep the test fast
+		for m := 0; m < len(d.acc); m += step {
+			a := d.acc[m]
+			lo, hi := a&0xffff, a>>16
+			p := d.acceptProb(int64(m), 100)
+			loF := new(big.Float).SetFloat64(float64(lo) / 0x1p15)
+			hiF := new(big.Float).SetFloat64(float64(hi+1) / 0x1p15)
+			if loF.Cmp(p.lo) > 0 || hiF.Cmp(p.hi) < 0 {
+				t.Fatalf("σ=%v: acceptance thresholds of magnitude %d = [%d, %d]; want lo/2^15 ≤ p ≤ (hi+1)/2^15 for p ∈ [%.20g, %.20g]", sigma, m, lo, hi, p.lo, p.hi)
+			}
+			if hi+1 > lo+2 {
+				t.Fatalf("σ=%v: magnitude %d leaves %d of 2^15 values undecided; want ≤ 2", sigma, m, hi+1-lo)
+			}
+		}
+	}
+}

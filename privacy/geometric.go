@@ -134,6 +134,16 @@ func (g *geometric) sampleFrom(br *bitReader, p uint16) uint64 {
 
 // finish completes a draw whose first table outcome was o.
 func (g *geometric) finish(br *bitReader, o int) uint64 {
+	x := g.high(br, o)
+	for _, l := range g.levels {
+		x |= uint64(l.t.sample(br)) << l.lo
+	}
+	return x
+}
+
+// high returns the high part H<<shift of a draw whose first top-table
+// outcome was o, drawing again from the top table after each overflow.
+func (g *geometric) high(br *bitReader, o int) uint64 {
 	var h uint64
 	for o >= g.topN { // overflow: memoryless, start over from topN
 		h += uint64(g.topN)
@@ -143,11 +153,38 @@ func (g *geometric) finish(br *bitReader, o int) uint64 {
 	if h > (1<<62)>>g.shift { // beyond any representable noise; probability < 2^-(2^40)
 		h = (1 << 62) >> g.shift
 	}
-	x := h << g.shift
-	for _, l := range g.levels {
-		x |= uint64(l.t.sample(br)) << l.lo
+	return h << g.shift
+}
+
+// oneLevel reports whether g is a top table and a single low level of at
+// most 8 bits (decay between 2⁻¹³ and 1/32 per step), the case
+// sampleFrom2 serves.
+func (g *geometric) oneLevel() bool { return len(g.levels) == 1 && g.levels[0].lo == 0 }
+
+// fast2 returns the draw of a one-level law from its top chunk p and its
+// level chunk p2 when both lookups decide (no straddle, no overflow), for
+// callers that inline the common case; ok is false otherwise, and the
+// caller finishes with sampleFrom2.
+func (g *geometric) fast2(p, p2 uint16) (x uint64, ok bool) {
+	e, e2 := g.top.lut[p], g.levels[0].t.lut[p2]
+	return uint64(e)<<g.shift | uint64(e2), int(e) < g.topN && e2&straddle == 0
+}
+
+// sampleFrom2 finishes a draw of a one-level law whose top chunk p and
+// level chunk p2 (16 bits each, for the two independent parts) were
+// already read.
+func (g *geometric) sampleFrom2(br *bitReader, p, p2 uint16) uint64 {
+	o := int(g.top.lut[p])
+	if o&straddle != 0 {
+		o = g.top.resolve(p, br)
 	}
-	return x
+	x := g.high(br, o)
+	l := g.levels[0].t
+	e := int(l.lut[p2])
+	if e&straddle != 0 {
+		e = l.resolve(p2, br)
+	}
+	return x | uint64(e)
 }
 
 // floatOf returns x as an exact big.Float.

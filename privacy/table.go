@@ -41,6 +41,17 @@ func (b *bitReader) take1() uint64 {
 // refill replaces the buffer with a fresh word; leftover bits are dropped.
 func (b *bitReader) refill() { b.buf, b.n = b.r.Uint64(), 64 }
 
+// take returns the next n ≤ 32 bits.
+func (b *bitReader) take(n uint) uint64 {
+	if b.n < n {
+		b.refill()
+	}
+	v := b.buf & (1<<n - 1)
+	b.buf >>= n
+	b.n -= n
+	return v
+}
+
 func (b *bitReader) take32() uint64 {
 	if b.n < 32 {
 		b.buf, b.n = b.r.Uint64(), 64
