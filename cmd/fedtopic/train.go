@@ -28,10 +28,13 @@ func newTrainCmd(e *env) *cobra.Command {
 		Use:   "train --corpus FILE --topics K --out MODEL",
 		Short: "Train an LDA or SentenceLDA model on one corpus (no federation, no privacy)",
 		Long: `train fits a topic model to one corpus: the single-party and pooled-data
-baseline of every federated method. LDA uses a partially collapsed
-Metropolis-Hastings sampler with O(1) work per token (--sampler mh, the
-default) or the exact collapsed Gibbs sampler (--sampler gibbs); --model slda
-gives every sentence one topic.`,
+baseline of every federated method. The default sampler (--sampler mh) runs
+on all cores and never depends on their number: a burn-in with the collapsed
+AD-LDA kernel (9/10 of the sweeps), then the partially collapsed chain, which
+draws Φ from its Dirichlet after every sweep; tokens in documents of at most
+--exact-len tokens are drawn exactly from their conditional, longer ones take
+O(1) Metropolis-Hastings steps. --sampler gibbs is the exact collapsed Gibbs
+sampler on one core; --model slda gives every sentence one topic.`,
 		Example: `  fedtopic train --corpus demo/wordnet-glosses.jsonl --topics 20 --iterations 200 --out demo.model
   fedtopic train --corpus docs.txt --tokenizer whitespace --topics 50 --iterations 500 --seed 1 --workers 2 --out m.model`,
 		Args: noArgs,
@@ -110,7 +113,7 @@ gives every sentence one topic.`,
 	fs.IntVarP(&cfg.K, "topics", "k", 0, "number of topics K (required)")
 	fs.IntVar(&cfg.Iterations, "iterations", 1000, "sampler sweeps over the corpus")
 	fs.StringVar(&cfg.Model, "model", lda.ModelLDA, "lda, or slda (SentenceLDA: one topic per sentence)")
-	fs.StringVar(&cfg.Sampler, "sampler", lda.SamplerMH, "mh (Metropolis-Hastings, O(1) per token) or gibbs (exact collapsed Gibbs, O(K) per token)")
+	fs.StringVar(&cfg.Sampler, "sampler", lda.SamplerMH, "mh (parallel: a collapsed AD-LDA burn-in, then the partially collapsed chain; exact draws in short documents, O(1) Metropolis-Hastings steps in long ones) or gibbs (exact collapsed Gibbs, O(K) per token, one core)")
 	fs.Float64Var(&cfg.Alpha, "alpha", 0, "symmetric document-topic prior per topic (default 5/K)")
 	fs.Float64Var(&cfg.Beta, "beta", 0, "symmetric topic-word prior (default 0.01)")
 	fs.IntVar(&cfg.MHSteps, "mh-steps", 0, "Metropolis-Hastings steps per token and sweep (default 2)")
