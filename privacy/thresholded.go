@@ -313,17 +313,27 @@ func (t *ThresholdedLaplace) fill(br *bitReader, lo, hi int64, dst []Entry) []En
 	return dst
 }
 
-// slowWord draws the two survivors of word w, each chunk through its full
-// sampler; i is the last word placed so far. It reports done when the
-// segment [.., hi) ends before the word's survivors do.
+// slowWord draws the two survivors of word w as fill does, finishing the
+// chunks the byte tables leave open through the full samplers; i is the
+// last word placed so far. It reports done when the segment [.., hi) ends
+// before the word's survivors do.
 func (t *ThresholdedLaplace) slowWord(br *bitReader, w uint64, i, hi int64, dst []Entry) (_ []Entry, _ int64, done bool) {
 	for range 2 {
-		s := t.skip.sampleFrom(br, uint16(w))
+		s := uint64(t.skipByte[uint16(w)])
+		if s == slowChunk {
+			s = t.skip.sampleFrom(br, uint16(w))
+		}
 		if s >= uint64(hi-i-1) {
 			return dst, i, true
 		}
 		i += int64(s) + 1
-		dst = append(dst, Entry{Word: int32(i), Value: t.valueOf(t.value.sampleFrom(br, uint16(w>>16)))})
+		var val float32
+		if v := t.valueByte[uint16(w>>16)]; v != slowChunk {
+			val = t.valueF[v]
+		} else {
+			val = t.valueOf(t.value.sampleFrom(br, uint16(w>>16)))
+		}
+		dst = append(dst, Entry{Word: int32(i), Value: val})
 		w >>= 32
 	}
 	return dst, i, false
