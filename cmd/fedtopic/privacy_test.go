@@ -80,6 +80,48 @@ func TestPrivacyPCTDAsWritten(t *testing.T) {
 	}
 }
 
+// TestPrivacyPCTDPerDocument checks the document-level lines of pctd: a
+// document of L words has L2 sensitivity at most L per iteration
+// (ALGORITHMS.md §2: sensitivity 1 per word occurrence), so by group
+// privacy a round is (L/σ)-GDP and T rounds are (L·√T/σ)-GDP, converted
+// with the analytic Gaussian formula — in the text and in --json.
+func TestPrivacyPCTDPerDocument(t *testing.T) {
+	args := []string{"pctd", "--sigma", "5", "--iterations", "10", "--delta", "1e-5", "--max-doc-length", "200"}
+	rep := reportOf(t, args...)
+	for _, tc := range []struct {
+		scope string
+		mu    float64
+	}{
+		{"round", 200.0 / 5},
+		{"total", 200 * math.Sqrt(10) / 5},
+	} {
+		c := costFor(t, rep, tc.scope, "document", false)
+		want, err := accountant.GaussianEpsilon(1e-5, tc.mu)
+		if err != nil {
+			t.Fatalf("GaussianEpsilon(1e-5, %v) error: %v", tc.mu, err)
+		}
+		if math.Abs(c.Mu-tc.mu) > 1e-9*tc.mu || math.Abs(c.Epsilon-want) > 1e-9*want || c.Delta != 1e-5 || c.Accountant != "gdp" {
+			t.Errorf("privacy %q --json %s per document = %+v; want μ = %v, ε = %v, δ = 1e-5, gdp", args, tc.scope, c, tc.mu, want)
+		}
+		if got := rep.Parameters["max_doc_length"]; got != float64(200) {
+			t.Errorf("privacy %q --json parameters max_doc_length = %v; want 200", args, got)
+		}
+	}
+	out, stderr, err := runPrivacy(t, args...)
+	if err != nil {
+		t.Fatalf("privacy %q = %v; stderr:\n%s", args, err, stderr)
+	}
+	if lineWith(out, "each round, per document:", "μ = 40)") == "" || lineWith(out, "total, per document:", "ε = 8538,", "δ = 1e-05", "μ = 126.5)") == "" {
+		t.Errorf("privacy %q output lacks the per-document lines (μ = 40 per round; ε = 8538, μ = 126.5 in total):\n%s", args, out)
+	}
+	// Without --max-doc-length there is no document line.
+	for _, c := range reportOf(t, "pctd", "--sigma", "5", "--iterations", "10", "--delta", "1e-5").Costs {
+		if c.Unit == "document" {
+			t.Errorf("privacy pctd without --max-doc-length has a document line: %+v", c)
+		}
+	}
+}
+
 func TestPrivacyFTMAsWritten(t *testing.T) {
 	// Issue 3: prints 11 per word occurrence and 2200 per document.
 	out, stderr, err := runPrivacy(t, "ftm", "--epsilon", "11", "--max-doc-length", "200")
