@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"math/rand/v2"
 )
 
@@ -130,12 +131,20 @@ func (d *DiscreteLaplace) sample2(br *bitReader) int64 {
 // propose Y from a discrete Laplace with decay λ = 1/(⌊σ⌋+1) and accept it
 // with probability e^(−(|Y|−σ²λ)²/(2σ²)). The acceptance coin is decided
 // against rigorous enclosures of that probability, so the result is exact:
-// for proposals below min(64/λ, 2¹⁴) a table built from float64 enclosures
+// for proposals below 4σ to 8σ a table built from float64 enclosures
 // settles it from 15 random bits (all but about 2⁻¹⁵ of the time), and
 // otherwise float64 enclosures, then arbitrary precision, decide it from
 // further bits. A trial reads 32 bits of the stream (48 when the proposal's
 // law needs a second table, σ between 31 and 8191), so at σ = 16 two
-// trials share a 64-bit word. Safe for concurrent use.
+// trials share a 64-bit word.
+//
+// Timing: the acceptance step reads its entry from a cache line that all
+// magnitudes use about equally often (accIndex) and branches on the
+// magnitude only for the rare proposals past the table. What remains is
+// the slower resolution of the rare 16-bit chunks that straddle a boundary
+// of the proposal's table, which are more frequent far in the tail; the
+// package documentation gives the measured correlation of draw time and
+// |Z| (RELIABILITY.md N-8). Safe for concurrent use.
 type DiscreteGaussian struct {
 	sigma  float64
 	lambda float64
@@ -145,7 +154,8 @@ type DiscreteGaussian struct {
 	// acc[m] = lo | hi<<16 decides the acceptance coin of a proposal of
 	// magnitude m from 15 random bits r: accept if r < lo, reject if
 	// r > hi (see newAcceptTable).
-	acc []uint32
+	acc      []uint32
+	accShift uint // log₂ of the table's number of cache lines
 }
 
 // NewDiscreteGaussian returns the sampler with parameter σ (in integer
@@ -166,31 +176,49 @@ func NewDiscreteGaussian(sigma float64) (*DiscreteGaussian, error) {
 	for m := range g.expTab {
 		g.expTab[m] = math.Exp(-float64(m) * expTabStep) // m/64 is exact
 	}
-	g.acc = g.newAcceptTable(int(min(64/lambda, maxAcceptTable)))
+	g.acc = g.newAcceptTable()
 	return g, nil
 }
 
-// maxAcceptTable caps the acceptance table (64 KiB); a proposal is larger
-// than 64/λ with probability e^(−64) and larger than the cap, for σ up to
-// a thousand steps, with probability below e^(−16).
-const maxAcceptTable = 1 << 14
+// maxAcceptTable caps the acceptance table at 256 KiB (σ ≥ 8192 steps).
+const maxAcceptTable = 1 << 16
 
-// newAcceptTable returns the acceptance thresholds of magnitudes m < n.
+// newAcceptTable returns the acceptance thresholds of the magnitudes below
+// 16·L, for L the largest power of two ≤ σ/2 (at least 1; at most
+// maxAcceptTable/16): a table of L cache lines that covers at least 4σ for
+// σ ≤ 16384 steps — a proposal beyond it is accepted with probability
+// below e^(−8) and, at σ ≥ 2, made with probability below e^(−2). Larger
+// magnitudes are decided by acceptFrom.
+//
 // With [pLo, pHi] a rigorous enclosure of the acceptance probability p of
 // m (acceptBounds), lo = ⌊2¹⁵·pLo⌋ and hi = ⌈2¹⁵·pHi⌉ − 1; for the first 15
 // bits r of the coin's uniform U, r < lo means U < (r+1)/2¹⁵ ≤ pLo ≤ p, so
 // the coin is heads whatever the later bits, and r > hi means
 // U ≥ r/2¹⁵ ≥ pHi ≥ p, tails. Only for r in [lo, hi] — probability about
 // 2⁻¹⁵ — do later bits matter.
-func (d *DiscreteGaussian) newAcceptTable(n int) []uint32 {
-	t := make([]uint32, n)
+func (d *DiscreteGaussian) newAcceptTable() []uint32 {
+	lines := 1
+	for float64(2*lines) <= min(d.sigma/2, maxAcceptTable/16) {
+		lines *= 2
+	}
+	d.accShift = uint(bits.TrailingZeros(uint(lines)))
+	t := make([]uint32, 16*lines)
 	for m := range t {
 		pLo, pHi := d.acceptBounds(float64(m))
 		lo := uint32(math.Floor(pLo * 0x1p15))  // pLo < 1: at most 2¹⁵ − 1
 		hi := uint32(math.Ceil(pHi*0x1p15)) - 1 // pHi ∈ (0, 1]: at most 2¹⁵ − 1
-		t[m] = lo | hi<<16
+		t[d.accIndex(uint64(m))] = lo | hi<<16
 	}
 	return t
+}
+
+// accIndex returns where the thresholds of magnitude m < len(acc) are
+// kept: m mod L selects one of the table's L 64-byte cache lines and m/L
+// the slot in it, so that every line holds magnitudes from the whole range
+// and is used about equally often — which line a draw touches, and so
+// whether it is cached, then says almost nothing about the noise's size.
+func (d *DiscreteGaussian) accIndex(m uint64) uint64 {
+	return (m&(1<<d.accShift-1))<<4 | m>>d.accShift
 }
 
 // Sigma returns σ.
@@ -275,7 +303,7 @@ func (d *DiscreteGaussian) decide(br *bitReader, m, b uint64) (int64, bool) {
 	}
 	r := uint32(b>>1) & 0x7fff
 	if m < uint64(len(d.acc)) {
-		a := d.acc[m]
+		a := d.acc[d.accIndex(m)]
 		if r < a&0xffff {
 			return signed(m, neg), true
 		}

@@ -151,7 +151,7 @@ func TestDiscreteGaussianAcceptTable(t *testing.T) {
 		}
 		step := max(1, len(d.acc)/1000) // about 1,000 magnitudes per σ keep the test fast
 		for m := 0; m < len(d.acc); m += step {
-			a := d.acc[m]
+			a := d.acc[d.accIndex(uint64(m))]
 			lo, hi := a&0xffff, a>>16
 			p := d.acceptProb(int64(m), 100)
 			loF := new(big.Float).SetFloat64(float64(lo) / 0x1p15)
