@@ -15,8 +15,9 @@ import (
 // floating-point rounding shapes the distribution. It is safe for concurrent
 // use; each draw reads only the *rand.Rand it is given.
 type DiscreteLaplace struct {
-	lambda float64 // decay per unit, 1/s
-	geo    *geometric
+	lambda   float64 // decay per unit, 1/s
+	geo      *geometric
+	oneLevel bool // geo is a top table and one low level (sample2)
 }
 
 // NewDiscreteLaplace returns the sampler with scale s (in integer units).
@@ -40,7 +41,7 @@ func newDiscreteLaplace(lambda float64) (*DiscreteLaplace, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &DiscreteLaplace{lambda: lambda, geo: g}, nil
+	return &DiscreteLaplace{lambda: lambda, geo: g, oneLevel: g.oneLevel()}, nil
 }
 
 // Scale returns the realised scale 1/λ.
@@ -63,15 +64,26 @@ func (d *DiscreteLaplace) Sample(r *rand.Rand) int64 {
 // than repeated calls to Sample.
 func (d *DiscreteLaplace) Fill(r *rand.Rand, dst []int64) {
 	br := bitReader{r: r}
+	if d.oneLevel {
+		for i := range dst {
+			dst[i] = d.sample2(&br)
+		}
+		return
+	}
 	for i := range dst {
-		dst[i] = d.sample(&br)
+		dst[i] = d.sample1(&br)
 	}
 }
 
 func (d *DiscreteLaplace) sample(br *bitReader) int64 {
-	if d.geo.oneLevel() {
+	if d.oneLevel {
 		return d.sample2(br)
 	}
+	return d.sample1(br)
+}
+
+// sample1 is sample for a law of a single table, or of more than two.
+func (d *DiscreteLaplace) sample1(br *bitReader) int64 {
 	lut, lim := d.geo.top.lut, d.geo.fastLimit()
 	for {
 		// One 16-bit chunk for the magnitude and one bit for the sign,

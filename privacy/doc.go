@@ -54,5 +54,30 @@
 // from crypto/rand); NewSeededSource is for tests and simulations. All
 // mechanism values are safe for concurrent use; streams are not.
 //
+// Speed, per core, from a seeded ChaCha8 stream (go test -run '^$' -bench
+// 'Thresholded|Discrete' -cpu 1 ./privacy; best of 30 runs on a shared
+// two-core machine): a thresholded Laplace vector at V = 20,000, ε = 11,
+// τ = 0.2 (about 1,100 entries) takes 6.8 µs, 148,000 vectors per second
+// (the V-draw version 355 µs); about half of it is the 550 stream words it
+// reads. Discrete Gaussian draws run at 32 million per second at σ = 16
+// and 25 million at σ = 1000, discrete Laplace draws at 70 million at
+// scale 23 and 53 million at scale 1000.
+//
+// Timing. The nightly test of RELIABILITY.md N-8 times 10⁵ single draws of
+// each integer sampler and fails when the draw time is significantly
+// correlated (Spearman, two-sided 1e-5) with |noise|:
+//
+//	go test -tags nightly -run TestTimingNightly -count 1 ./privacy
+//
+// The discrete Gaussian passes (√(n−1)·ρ within ±1.6 at σ = 16, 32 and
+// 1000). The discrete Laplace shows a small positive correlation
+// (√(n−1)·ρ between −0.5 and 4.7 over repeated runs at scale 16, so the
+// test fails in some runs): draws far in the tail more often start in a
+// 16-bit cell that straddles a boundary of the lookup table, and finishing
+// those takes a further stream word and a comparison with the boundary's
+// enclosure, some 40 ns. The Laplace and Gaussian mechanisms draw each
+// value's noise without looking at the value, so what their timing could
+// tell is about the noise, not the data.
+//
 // See example_test.go for runnable examples.
 package privacy
