@@ -50,6 +50,7 @@ type collapsedWorker struct {
 	touched []int32
 	inv     []float64 // 1/(G_k + D_k + Vβ), kept current by move
 	w       []float64 // scratch: W of the document's tokens' topics
+	sink    int32     // keeps collapsedDoc's early loads alive
 }
 
 // prepareCollapsed builds the word-proposal tables from the current counts.
@@ -230,9 +231,17 @@ func (m *MH) collapsedDoc(sw *sweepWorker, zd []uint16, wd []int32) {
 		xs = append(xs, 0)
 	}
 	sw.col.w = xs
+	k := m.k
+	var sink int32
 	for i := range wd {
+		if i+1 < len(wd) {
+			// Load the next token's count at its topic now, so the cache
+			// miss on its column overlaps this token's work.
+			sink += sw.col.nkw[int(wd[i+1])*k+int(zd[i+1])]
+		}
 		m.collapsedToken(sw, zd, wd, i)
 	}
+	sw.col.sink += sink
 }
 
 // collapsedToken makes the step of collapsedDoc for token i of the

@@ -46,9 +46,10 @@ type MH struct {
 
 // sweepWorker is the scratch space of one goroutine of a sweep.
 type sweepWorker struct {
-	src *rand.ChaCha8
-	cnt []int32          // C_d· of the document being sampled
-	col *collapsedWorker // collapsed kernel state, allocated on first use
+	src  *rand.ChaCha8
+	cnt  []int32          // C_d· of the document being sampled
+	col  *collapsedWorker // collapsed kernel state, allocated on first use
+	sink float32          // keeps exactDoc's early loads alive
 }
 
 // NewMH returns an MH chain for cfg.Model (LDA or SentenceLDA) on c, with

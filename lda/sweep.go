@@ -60,7 +60,7 @@ func (m *MH) sweepBlockLDA(sw *sweepWorker, blk int) {
 		wd := m.words[s:e]
 		wd = wd[:len(zd)]
 		if len(zd) <= exactLen {
-			m.phi.exactDoc(src, zd, wd, alpha)
+			sw.sink += m.phi.exactDoc(src, zd, wd, alpha)
 			continue
 		}
 		for _, t := range zd {
@@ -231,10 +231,17 @@ func (p *Phi) drawWordSrc(src *rand.ChaCha8, w int) int {
 // was summed in. One uniform on a 2⁻⁵³ grid picks the part and the token;
 // the table draws one more 64-bit word. A word whose column is all zero
 // (beyond the reach of a Dirichlet draw) leaves the topic unchanged: its
-// conditional is 0 everywhere.
-func (p *Phi) exactDoc(src *rand.ChaCha8, zd []uint16, wd []int32, alpha float64) {
+// conditional is 0 everywhere. It returns the sum of early loads that
+// overlap the next token's cache miss with this token's work, for the
+// caller to keep.
+func (p *Phi) exactDoc(src *rand.ChaCha8, zd []uint16, wd []int32, alpha float64) (sink float32) {
 	k := p.K
 	for i, w := range wd {
+		if i+1 < len(wd) {
+			// Load the next token's entry at its topic now, so the cache
+			// miss on its column overlaps this token's work.
+			sink += p.col[int(wd[i+1])*k+int(zd[i+1])]
+		}
 		base := int(w) * k
 		cw := p.col[base : base+k]
 		var dm float64
@@ -286,4 +293,5 @@ func (p *Phi) exactDoc(src *rand.ChaCha8, zd []uint16, wd []int32, alpha float64
 			zd[i] = uint16(pick)
 		}
 	}
+	return sink
 }
