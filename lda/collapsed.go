@@ -235,9 +235,11 @@ func (m *MH) collapsedDoc(sw *sweepWorker, zd []uint16, wd []int32) {
 	var sink int32
 	for i := range wd {
 		if i+1 < len(wd) {
-			// Load the next token's count at its topic now, so the cache
-			// miss on its column overlaps this token's work.
-			sink += sw.col.nkw[int(wd[i+1])*k+int(zd[i+1])]
+			// Load the next token's counts at its topic (view and tables)
+			// and its table mass now, so their cache misses overlap this
+			// token's work.
+			next := int(wd[i+1])*k + int(zd[i+1])
+			sink += sw.col.nkw[next] + m.nkw[next] + int32(m.coll.mass[wd[i+1]])
 		}
 		m.collapsedToken(sw, zd, wd, i)
 	}
