@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/fedtopic/fedtopic/internal/alias"
 	"github.com/fedtopic/fedtopic/internal/parallel"
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
@@ -13,13 +14,6 @@ import (
 // phiBlock is the number of words per block of the Dirichlet draw of Φ;
 // each block draws from its own stream.
 const phiBlock = 256
-
-// aliasEntry is one slot of a Walker alias table: a draw that lands on slot
-// j keeps j when a 32-bit coin is below thresh and takes alias otherwise.
-type aliasEntry struct {
-	thresh uint32
-	alias  uint32
-}
 
 // phi is the topic-word matrix Φ of one sweep in the forms the sampler
 // reads: log φ row-major in float32 for the item likelihoods, and for every
@@ -30,11 +24,11 @@ type phi struct {
 	k, v   int
 	logRow []float32 // log φ_kw at k*v+w; −Inf where φ_kw = 0
 
-	slot  []int32      // slot[w] indexes the tables of proposal word w, or −1
-	words []int32      // proposal words in slot order
-	q     []float32    // q_w(k) at slot*k + k
-	tab   []aliasEntry // alias table of slot s at s*k .. (s+1)*k
-	lemK  uint32       // Lemire rejection bound for k
+	slot  []int32       // slot[w] indexes the tables of proposal word w, or −1
+	words []int32       // proposal words in slot order
+	q     []float32     // q_w(k) at slot*k + k
+	tab   []alias.Entry // alias table of slot s at s*k .. (s+1)*k
+	lemK  uint32        // Lemire rejection bound for k
 
 	// Scratch of the Dirichlet draw: per word block and topic, the sum of
 	// the gamma variates.
@@ -44,7 +38,7 @@ type phi struct {
 // newPhi allocates Φ for k topics over v words with alias tables for the
 // given proposal words (each at most once, any order).
 func newPhi(k, v int, proposal []int32) *phi {
-	p := &phi{k: k, v: v, logRow: make([]float32, k*v), slot: make([]int32, v), lemK: lemireBound(k)}
+	p := &phi{k: k, v: v, logRow: make([]float32, k*v), slot: make([]int32, v), lemK: alias.LemireBound(k)}
 	for w := range p.slot {
 		p.slot[w] = -1
 	}
@@ -55,7 +49,7 @@ func newPhi(k, v int, proposal []int32) *phi {
 		}
 	}
 	p.q = make([]float32, len(p.words)*k)
-	p.tab = make([]aliasEntry, len(p.words)*k)
+	p.tab = make([]alias.Entry, len(p.words)*k)
 	nb := (v + phiBlock - 1) / phiBlock
 	p.blockSum = make([]float64, nb*k)
 	return p
@@ -176,7 +170,7 @@ func (p *phi) set(ctx context.Context, workers int, rows []float64) error {
 func (p *phi) buildTables(w0, w1 int) {
 	k, v := p.k, p.v
 	col := make([]float64, k)
-	var b aliasBuilder
+	var b alias.Builder
 	for w := w0; w < w1; w++ {
 		s := p.slot[w]
 		if s < 0 {
@@ -200,7 +194,7 @@ func (p *phi) buildTables(w0, w1 int) {
 			col[t] = x / z
 			q[t] = float32(col[t])
 		}
-		b.build(p.tab[int(s)*k:int(s+1)*k], col)
+		b.Build(p.tab[int(s)*k:int(s+1)*k], col, 1)
 	}
 }
 
@@ -211,78 +205,8 @@ func (p *phi) drawProposal(src *rand.ChaCha8, w int32) int {
 	k := p.k
 	tab := p.tab[int(p.slot[w])*k : int(p.slot[w]+1)*k]
 	for {
-		x := src.Uint64()
-		m := (x >> 32) * uint64(k)
-		if uint32(m) < p.lemK {
-			continue
-		}
-		e := tab[m>>32]
-		if uint32(x) < e.thresh {
-			return int(m >> 32)
-		}
-		return int(e.alias)
-	}
-}
-
-// lemireBound returns (2³² − n) mod n, the bound below which Lemire's
-// multiply-shift method rejects a 32-bit draw to stay uniform over [0, n).
-func lemireBound(n int) uint32 { return uint32(-uint32(n)) % uint32(n) }
-
-// aliasBuilder holds the work lists of Vose's construction.
-type aliasBuilder struct {
-	scaled       []float64
-	small, large []int32
-}
-
-// build fills tab with the alias table of the probabilities p (summing to
-// 1): slot j keeps j with probability thresh/2³² and takes its alias
-// otherwise, so every outcome's probability is realised to 2⁻³² per slot.
-func (b *aliasBuilder) build(tab []aliasEntry, p []float64) {
-	n := len(p)
-	if cap(b.scaled) < n {
-		b.scaled = make([]float64, n)
-		b.small = make([]int32, 0, n)
-		b.large = make([]int32, 0, n)
-	}
-	sc := b.scaled[:n]
-	small, large := b.small[:0], b.large[:0]
-	for i, x := range p {
-		sc[i] = x * float64(n)
-		if sc[i] < 1 {
-			small = append(small, int32(i))
-		} else {
-			large = append(large, int32(i))
+		if t, ok := alias.Draw(tab, p.lemK, src.Uint64()); ok {
+			return t
 		}
 	}
-	for len(small) > 0 && len(large) > 0 {
-		s := small[len(small)-1]
-		small = small[:len(small)-1]
-		l := large[len(large)-1]
-		tab[s] = aliasEntry{thresh: threshold(sc[s]), alias: uint32(l)}
-		sc[l] -= 1 - sc[s]
-		if sc[l] < 1 {
-			large = large[:len(large)-1]
-			small = append(small, l)
-		}
-	}
-	// What is left has probability 1 up to rounding: keep the slot itself.
-	for _, i := range large {
-		tab[i] = aliasEntry{thresh: math.MaxUint32, alias: uint32(i)}
-	}
-	for _, i := range small {
-		tab[i] = aliasEntry{thresh: math.MaxUint32, alias: uint32(i)}
-	}
-	b.small, b.large = small, large
-}
-
-// threshold converts a slot probability in [0, 1] to a 32-bit coin bound.
-func threshold(p float64) uint32 {
-	t := math.Round(p * (1 << 32))
-	if t >= math.MaxUint32 {
-		return math.MaxUint32
-	}
-	if t <= 0 {
-		return 0
-	}
-	return uint32(t)
 }

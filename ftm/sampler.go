@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/fedtopic/fedtopic/internal/alias"
 	"github.com/fedtopic/fedtopic/internal/parallel"
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
@@ -557,7 +558,7 @@ func unit(x uint64) float64 { return float64(x>>11) * 0x1p-53 }
 // uniformN returns a uniform integer in [0, n) for 0 < n < 2³² by Lemire's
 // multiply-shift method with rejection.
 func uniformN(src *rand.ChaCha8, n int) int {
-	bound := lemireBound(n)
+	bound := alias.LemireBound(n)
 	for {
 		m := (src.Uint64() >> 32) * uint64(n)
 		if uint32(m) >= bound {

@@ -3,6 +3,7 @@ package lda
 import (
 	"context"
 
+	"github.com/fedtopic/fedtopic/internal/alias"
 	"github.com/fedtopic/fedtopic/internal/parallel"
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
@@ -33,9 +34,9 @@ import (
 
 // collapsedState is the per-iteration state of the collapsed kernel.
 type collapsedState struct {
-	nk         []int32      // G_k
-	invNk      []float64    // 1/(G_k + Vβ)
-	smooth     []aliasEntry // topic k with weight β/(G_k + Vβ)
+	nk         []int32       // G_k
+	invNk      []float64     // 1/(G_k + Vβ)
+	smooth     []alias.Entry // topic k with weight β/(G_k + Vβ)
 	smoothLem  uint32
 	smoothMass float64   // Σ_k β/(G_k + Vβ)
 	mass       []float64 // Σ_k G_kw/(G_k + Vβ) per word
@@ -58,7 +59,7 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 	k, v := m.k, m.v
 	cs := m.coll
 	if cs == nil {
-		cs = &collapsedState{nk: make([]int32, k), invNk: make([]float64, k), smooth: make([]aliasEntry, k), smoothLem: lemireBound(k), mass: make([]float64, v)}
+		cs = &collapsedState{nk: make([]int32, k), invNk: make([]float64, k), smooth: make([]alias.Entry, k), smoothLem: alias.LemireBound(k), mass: make([]float64, v)}
 		m.coll = cs
 		for _, sw := range m.sweepers {
 			sw.col = &collapsedWorker{nkw: make([]int32, k*v), nk: make([]int32, k), inv: make([]float64, k)}
@@ -78,8 +79,8 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 		smooth[t] = m.beta * cs.invNk[t]
 		cs.smoothMass += smooth[t]
 	}
-	var ab aliasBuilder
-	ab.build(cs.smooth, smooth, cs.smoothMass)
+	var ab alias.Builder
+	ab.Build(cs.smooth, smooth, cs.smoothMass)
 	p := m.phi
 	nb := (v + phiBlock - 1) / phiBlock
 	return parallel.Blocks(ctx, len(m.phiWorkers), nb, func(wi, b int) {
@@ -109,7 +110,7 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 			if mass > 0 {
 				sp = pw.alias.buildSparse(sp, topics, weights, mass)
 			}
-			p.words[w] = wordTable{off: uint32(off), n: uint32(len(topics)), lemK: lemireBound(max(1, len(topics)))}
+			p.words[w] = wordTable{off: uint32(off), n: uint32(len(topics)), lemK: alias.LemireBound(max(1, len(topics)))}
 			cs.mass[w] = mass
 		}
 		p.sparse[b] = sp
@@ -322,7 +323,7 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 // drawSmooth draws a topic from the shared table of the smoothing part.
 func drawSmooth(src interface{ Uint64() uint64 }, cs *collapsedState) int {
 	for {
-		if t, ok := drawAlias(cs.smooth, cs.smoothLem, src.Uint64()); ok {
+		if t, ok := alias.Draw(cs.smooth, cs.smoothLem, src.Uint64()); ok {
 			return t
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/fedtopic/fedtopic/internal/alias"
 	"github.com/fedtopic/fedtopic/internal/parallel"
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
@@ -392,7 +393,7 @@ func (p *Phi) finishBlock(pw *phiWorker, b int, fac []float64) {
 		pw.topics, pw.weights = topics, weights
 		off := len(sp)
 		sp = pw.alias.buildSparse(sp, topics, weights, math.Abs(mass))
-		p.words[w] = wordTable{off: uint32(off), n: uint32(len(topics)), lemK: lemireBound(len(topics)), cut: cut}
+		p.words[w] = wordTable{off: uint32(off), n: uint32(len(topics)), lemK: alias.LemireBound(len(topics)), cut: cut}
 		p.invMass[w] = 1 / mass
 		p.mass[w], p.rest[w] = max(mass, 0), rest
 	}
