@@ -7,6 +7,7 @@ import (
 
 	"github.com/fedtopic/fedtopic/corpus"
 	"github.com/fedtopic/fedtopic/corpus/synth"
+	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/ftm"
 	"github.com/fedtopic/fedtopic/internal/rng"
 	"github.com/fedtopic/fedtopic/privacy/accountant"
@@ -30,7 +31,7 @@ func Example() {
 		Params:    json.RawMessage(`{"epsilon": 11, "topics": [3, 4, 5], "rounds": 3, "local_iterations": 20, "top_l": 5, "xi": 0.5, "debias": "output"}`),
 		Corpora:   parts, Vocab: vocab, Seed: 7,
 		Budget: accountant.Budget{Epsilon: 11},
-		OnRound: func(l sim.RoundLine) {
+		OnRound: func(l fed.RoundLine) {
 			fmt.Printf("round %d: %d parties replied\n", l.Round, len(l.Replied))
 		},
 	})

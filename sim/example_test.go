@@ -7,6 +7,7 @@ import (
 
 	"github.com/fedtopic/fedtopic/corpus"
 	"github.com/fedtopic/fedtopic/corpus/synth"
+	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/internal/rng"
 	"github.com/fedtopic/fedtopic/sim"
 	"github.com/fedtopic/fedtopic/sim/adlda"
@@ -25,7 +26,7 @@ func Example() {
 		Algorithm: adlda.Algorithm,
 		Params:    json.RawMessage(`{"k": 4, "rounds": 3}`),
 		Corpora:   parts, Vocab: vocab, Seed: 7,
-		OnRound: func(l sim.RoundLine) {
+		OnRound: func(l fed.RoundLine) {
 			fmt.Printf("round %d: %d parties replied\n", l.Round, len(l.Replied))
 		},
 	})

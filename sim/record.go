@@ -14,117 +14,6 @@ import (
 	"github.com/fedtopic/fedtopic/privacy/accountant"
 )
 
-// RecordFile is the name of the run record in a run directory.
-const RecordFile = "run.jsonl"
-
-// Line types of a run record.
-const (
-	TypeRound   = "round"
-	TypeSummary = "summary"
-)
-
-// RoundLine is one line of a run record: one attempt at a round.
-type RoundLine struct {
-	Type      string             `json:"type"` // TypeRound
-	Round     int                `json:"round"`
-	Attempt   int                `json:"attempt"`
-	Committed bool               `json:"committed"`
-	Replied   []string           `json:"replied"`
-	Dropped   []string           `json:"dropped,omitempty"`
-	Rejoined  []string           `json:"rejoined,omitempty"`
-	Refused   []string           `json:"refused,omitempty"`
-	Rejected  []fed.Rejection    `json:"rejected,omitempty"`
-	Bytes     []fed.Traffic      `json:"bytes"`           // per party, this attempt
-	Spent     []fed.PartySpend   `json:"spent,omitempty"` // privacy events each party declared for this attempt
-	Epsilon   []PartyEpsilon     `json:"epsilon"`         // per party, composed over the run so far
-	DurationS float64            `json:"duration_s"`
-	Metrics   map[string]float64 `json:"metrics,omitempty"`
-	// PartyMetrics holds each party's local model's metrics, when measured.
-	PartyMetrics []PartyMetrics `json:"party_metrics,omitempty"`
-	Error        string         `json:"error,omitempty"`
-}
-
-// PartyMetrics are one party's local model's metrics.
-type PartyMetrics struct {
-	Party   string             `json:"party"`
-	Metrics map[string]float64 `json:"metrics"`
-}
-
-// PartyEpsilon is the privacy a party has spent over the run, composed by
-// the accountant from the events it declared. The party's own ledger is
-// authoritative; this is the coordinator's view.
-type PartyEpsilon struct {
-	Party      string  `json:"party"`
-	Epsilon    float64 `json:"epsilon"`
-	Delta      float64 `json:"delta"`
-	Unit       string  `json:"unit,omitempty"`
-	Accountant string  `json:"accountant,omitempty"`
-	Releases   int     `json:"releases"`
-	// DocumentEpsilon is the cost at document level (group privacy), when
-	// the writer knows the documents' length bound.
-	DocumentEpsilon float64 `json:"document_epsilon,omitempty"`
-	Error           string  `json:"error,omitempty"` // why the events could not be composed
-}
-
-// SummaryLine is the last line of a run record.
-type SummaryLine struct {
-	Type      string             `json:"type"` // TypeSummary
-	Run       string             `json:"run"`
-	Algorithm string             `json:"algorithm"`
-	Parties   []string           `json:"parties"`
-	Seed      uint64             `json:"seed"`
-	Rounds    int                `json:"rounds"` // committed
-	Bytes     []fed.Traffic      `json:"bytes"`  // per party, whole run
-	Epsilon   []PartyEpsilon     `json:"epsilon"`
-	DurationS float64            `json:"duration_s"`
-	Metrics   map[string]float64 `json:"metrics,omitempty"` // final global model
-	Error     string             `json:"error,omitempty"`   // why the run stopped early
-
-	// What the writer knows besides the engine; all optional.
-	Model        string            `json:"model,omitempty"` // model family: "lda", "slda", ...
-	Topics       int               `json:"topics,omitempty"`
-	Vocab        int               `json:"vocab,omitempty"`
-	Corpus       string            `json:"corpus,omitempty"`
-	Split        string            `json:"split,omitempty"`
-	Params       map[string]string `json:"params,omitempty"`
-	PartyData    []PartyData       `json:"party_data,omitempty"`
-	Privacy      *Statement        `json:"privacy,omitempty"`
-	PartyMetrics []PartyMetrics    `json:"party_metrics,omitempty"` // final local models
-	TopicMerges  []fed.TopicMerge  `json:"topic_merges,omitempty"`  // which party topics each global topic merged (fed.Merger)
-	Models       *ModelFiles       `json:"models,omitempty"`
-}
-
-// PartyData describes one party's data and budget.
-type PartyData struct {
-	Party         string  `json:"party"`
-	Docs          int     `json:"docs,omitempty"`
-	Tokens        int     `json:"tokens,omitempty"`
-	BudgetEpsilon float64 `json:"budget_epsilon,omitempty"`
-	BudgetDelta   float64 `json:"budget_delta,omitempty"`
-}
-
-// Statement is a run's privacy statement (RELIABILITY.md L-7) where the
-// writer knows more than the events say.
-type Statement struct {
-	Unit         string   `json:"unit,omitempty"`
-	Neighbouring string   `json:"neighbouring,omitempty"`
-	Accountant   string   `json:"accountant,omitempty"`
-	Released     []string `json:"released,omitempty"` // what left the parties
-	Notes        []string `json:"notes,omitempty"`
-}
-
-// ModelFiles names a run's model files, relative to its directory.
-type ModelFiles struct {
-	Global  string       `json:"global,omitempty"`
-	Parties []PartyModel `json:"parties,omitempty"`
-}
-
-// PartyModel names one party's final local model file.
-type PartyModel struct {
-	Party string `json:"party"`
-	Path  string `json:"path"`
-}
-
 // Recorder writes a run record: a JSON line per round attempt, then a
 // summary. Both fedtopic simulate and fedtopic coordinator write it, so
 // reports read one format. It is not safe for concurrent use; the
@@ -161,7 +50,7 @@ func NewRecorder(w io.Writer, parties []string, delta float64) *Recorder {
 func (r *Recorder) Resume(old io.Reader) error {
 	dec := json.NewDecoder(old)
 	for n := 1; ; n++ {
-		var l RoundLine
+		var l fed.RoundLine
 		err := dec.Decode(&l)
 		if errors.Is(err, io.EOF) || (err != nil && errors.Is(err, io.ErrUnexpectedEOF)) {
 			return nil
@@ -169,7 +58,7 @@ func (r *Recorder) Resume(old io.Reader) error {
 		if err != nil {
 			return fmt.Errorf("sim: run record line %d: %w", n, err)
 		}
-		if l.Type != TypeRound {
+		if l.Type != fed.TypeRound {
 			return nil
 		}
 		r.absorb(l.Round, l.Spent, l.Bytes)
@@ -215,8 +104,8 @@ func (r *Recorder) Round(rec fed.RoundRecord, metrics map[string]float64) error 
 	if rec.Committed {
 		r.last = max(r.last, rec.Round)
 	}
-	return r.write(RoundLine{
-		Type: TypeRound, Round: rec.Round, Attempt: rec.Attempt, Committed: rec.Committed,
+	return r.write(fed.RoundLine{
+		Type: fed.TypeRound, Round: rec.Round, Attempt: rec.Attempt, Committed: rec.Committed,
 		Replied: rec.Replied, Dropped: rec.Dropped, Rejoined: rec.Rejoined, Refused: rec.Refused,
 		Rejected: rec.Rejected, Bytes: rec.Traffic, Spent: rec.Spent, Epsilon: r.Epsilon(),
 		DurationS: rec.Duration.Seconds(), Metrics: metrics, Error: rec.Err,
@@ -224,10 +113,10 @@ func (r *Recorder) Round(rec fed.RoundRecord, metrics map[string]float64) error 
 }
 
 // Epsilon returns every party's composed spend so far.
-func (r *Recorder) Epsilon() []PartyEpsilon {
-	out := make([]PartyEpsilon, len(r.parties))
+func (r *Recorder) Epsilon() []fed.PartyEpsilon {
+	out := make([]fed.PartyEpsilon, len(r.parties))
 	for i, p := range r.parties {
-		out[i] = PartyEpsilon{Party: p}
+		out[i] = fed.PartyEpsilon{Party: p}
 		c, err := accountant.Compose(r.events[i], r.delta)
 		if err != nil {
 			out[i].Error = err.Error()
@@ -240,8 +129,8 @@ func (r *Recorder) Epsilon() []PartyEpsilon {
 
 // Summary completes s with the parties, their composed ε and byte totals,
 // writes it as the last line and returns it.
-func (r *Recorder) Summary(s SummaryLine) (SummaryLine, error) {
-	s.Type = TypeSummary
+func (r *Recorder) Summary(s fed.SummaryLine) (fed.SummaryLine, error) {
+	s.Type = fed.TypeSummary
 	s.Parties = r.parties
 	s.Epsilon = r.Epsilon()
 	s.Bytes = slices.Clone(r.bytes)

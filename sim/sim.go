@@ -57,14 +57,14 @@ type Scenario struct {
 	Metrics func(round int, global *topic.Model) (map[string]float64, error)
 	// OnRound, if set, is called after every round attempt with its line
 	// of the run record (for progress).
-	OnRound func(RoundLine)
+	OnRound func(fed.RoundLine)
 	// Prior lists records of engine runs before this one whose privacy
 	// spend and bytes count toward this run's totals (the vocabulary
 	// round of SelectVocabulary).
 	Prior []fed.RoundRecord
 	// Summary, if set, may add to the summary line before it is written
 	// (data, parameters, privacy statement, model file names).
-	Summary func(*SummaryLine, *Result)
+	Summary func(*fed.SummaryLine, *Result)
 }
 
 // Result is what a simulated run produced.
@@ -74,7 +74,7 @@ type Result struct {
 	Locals  []*topic.Model // each party's final local model, where its learner is a fed.Modeler
 	Final   []byte         // the final broadcast
 	Traffic []fed.Traffic  // bytes per party over the run
-	Summary SummaryLine
+	Summary fed.SummaryLine
 }
 
 func (sc *Scenario) parties() []string {
@@ -179,12 +179,12 @@ func Run(ctx context.Context, sc Scenario) (*Result, error) {
 			recErr = errors.Join(recErr, err)
 		}
 		if sc.OnRound != nil {
-			sc.OnRound(RoundLine{Round: r.Round, Attempt: r.Attempt, Committed: r.Committed, Replied: r.Replied,
+			sc.OnRound(fed.RoundLine{Round: r.Round, Attempt: r.Attempt, Committed: r.Committed, Replied: r.Replied,
 				Dropped: r.Dropped, Bytes: r.Traffic, DurationS: r.Duration.Seconds(), Metrics: metrics, Error: r.Err})
 		}
 	}
 	res, committed, err := e.play(ctx, alg.Name, agg, val, learners, onRound)
-	summary := SummaryLine{Run: e.run, Algorithm: alg.Name, Seed: sc.Seed, Rounds: committed}
+	summary := fed.SummaryLine{Run: e.run, Algorithm: alg.Name, Seed: sc.Seed, Rounds: committed}
 	if err != nil {
 		summary.Error = err.Error()
 		summary.DurationS = time.Since(start).Seconds()

@@ -29,10 +29,10 @@ func sumScenario(eps float64, rounds int) sim.Scenario {
 }
 
 // readRecord parses a run record into its round lines and summary.
-func readRecord(t *testing.T, b []byte) ([]sim.RoundLine, sim.SummaryLine) {
+func readRecord(t *testing.T, b []byte) ([]fed.RoundLine, fed.SummaryLine) {
 	t.Helper()
-	var rounds []sim.RoundLine
-	var sum sim.SummaryLine
+	var rounds []fed.RoundLine
+	var sum fed.SummaryLine
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		var probe struct{ Type string }
@@ -40,13 +40,13 @@ func readRecord(t *testing.T, b []byte) ([]sim.RoundLine, sim.SummaryLine) {
 			t.Fatalf("run record line %q: %v", sc.Text(), err)
 		}
 		switch probe.Type {
-		case sim.TypeRound:
-			var l sim.RoundLine
+		case fed.TypeRound:
+			var l fed.RoundLine
 			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 				t.Fatal(err)
 			}
 			rounds = append(rounds, l)
-		case sim.TypeSummary:
+		case fed.TypeSummary:
 			if err := json.Unmarshal(sc.Bytes(), &sum); err != nil {
 				t.Fatal(err)
 			}
@@ -149,7 +149,7 @@ func TestRecorderResume(t *testing.T) {
 	if err := r2.Round(rec(3, false), nil); err != nil {
 		t.Fatal(err)
 	}
-	s, err := r2.Summary(sim.SummaryLine{})
+	s, err := r2.Summary(fed.SummaryLine{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestRecorderResume(t *testing.T) {
 // TestRunDeterministic: the same scenario twice gives the same model and
 // the same run record apart from durations.
 func TestRunDeterministic(t *testing.T) {
-	run := func() ([]byte, []sim.RoundLine) {
+	run := func() ([]byte, []fed.RoundLine) {
 		fs := fedtest.Scenario{Parties: 3, Vocab: 40, Docs: 30}
 		sc := sim.Scenario{Algorithm: adlda.Algorithm, Params: json.RawMessage(`{"k": 3, "rounds": 3}`), Seed: 8,
 			Vocab: fs.Setup().Vocab, Corpora: []*corpus.Corpus{fs.Corpus(0), fs.Corpus(1), fs.Corpus(2)}}

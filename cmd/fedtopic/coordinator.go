@@ -273,7 +273,7 @@ func runCoordinator(ctx context.Context, e *env, cfg *coordinatorConfig, alg fed
 	if delta == 0 {
 		delta = sim.DefaultDelta
 	}
-	recPath := filepath.Join(cfg.Out, sim.RecordFile)
+	recPath := filepath.Join(cfg.Out, fed.RecordFile)
 	stateDir := filepath.Join(cfg.StateDir, "training")
 	_, statErr := os.Stat(filepath.Join(stateDir, "checkpoint"))
 	resuming := statErr == nil
@@ -337,7 +337,7 @@ func runCoordinator(ctx context.Context, e *env, cfg *coordinatorConfig, alg fed
 	start := time.Now()
 	res, err := coord.Run(ctx)
 	srv.stop()
-	summary := sim.SummaryLine{Run: cfg.Run, Algorithm: alg.Name, Seed: cfg.Seed, Rounds: coord.Committed(), Vocab: len(words)}
+	summary := fed.SummaryLine{Run: cfg.Run, Algorithm: alg.Name, Seed: cfg.Seed, Rounds: coord.Committed(), Vocab: len(words)}
 	if err != nil {
 		summary.Error = err.Error()
 		_, serr := rec.Summary(summary)
@@ -354,7 +354,7 @@ func runCoordinator(ctx context.Context, e *env, cfg *coordinatorConfig, alg fed
 		if err := topic.Save(filepath.Join(cfg.Out, "model"), gm); err != nil {
 			return err
 		}
-		summary.Models = &sim.ModelFiles{Global: "model"}
+		summary.Models = &fed.ModelFiles{Global: "model"}
 		summary.Topics = gm.K
 	}
 	s, err := rec.Summary(summary)

@@ -244,8 +244,8 @@ func (r *recordBytes) Write(p []byte) (int, error) {
 		if i < 0 {
 			return len(p), nil
 		}
-		var l sim.RoundLine
-		if json.Unmarshal(r.buf[:i], &l) == nil && l.Type == sim.TypeRound && l.Committed {
+		var l fed.RoundLine
+		if json.Unmarshal(r.buf[:i], &l) == nil && l.Type == fed.TypeRound && l.Committed {
 			if r.up == nil {
 				r.up, r.down = map[int]int64{}, map[int]int64{}
 			}

@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/ftm"
-	"github.com/fedtopic/fedtopic/sim"
 )
 
 // parseTopics reads --topics: one number of topics, or one per party
@@ -145,7 +145,7 @@ func ftmParams(cfg ftm.Config) (json.RawMessage, map[string]string, error) {
 }
 
 // ftmStatement adds what FTM releases to a run's privacy statement.
-func ftmStatement(st *sim.Statement, cfg ftm.Config) {
+func ftmStatement(st *fed.Statement, cfg ftm.Config) {
 	if cfg.NoNoise {
 		st.Released = append(st.Released, "topic-normalized local topic-word counts of every party in every round, without noise (--no-noise: no privacy)")
 		st.Notes = append(st.Notes, "--no-noise: FTM ran without privatization; its models carry no privacy guarantee.")

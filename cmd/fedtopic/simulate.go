@@ -303,7 +303,7 @@ each party a composed model; --epsilon, --tau, --topics 40,50,60).`,
 				}
 			}
 
-			f, err := os.Create(filepath.Join(out, sim.RecordFile))
+			f, err := os.Create(filepath.Join(out, fed.RecordFile))
 			if err != nil {
 				return err
 			}
@@ -315,19 +315,19 @@ each party a composed model; --epsilon, --tau, --topics 40,50,60).`,
 			}
 			sc.Parties = ids
 			bar := newProgress(e.stderr, int64(rounds), "rounds", " rounds")
-			sc.OnRound = func(l sim.RoundLine) { bar.Set(int64(l.Round)) }
+			sc.OnRound = func(l fed.RoundLine) { bar.Set(int64(l.Round)) }
 			corpusDesc := fmt.Sprintf("%s: %d documents, %d tokens", strings.Join(cf.paths, ","), pooled.NumDocs(), pooled.NumTokens())
-			sc.Summary = func(sl *sim.SummaryLine, res *sim.Result) {
+			sc.Summary = func(sl *fed.SummaryLine, res *sim.Result) {
 				sl.Model, sl.Topics, sl.Vocab, sl.Corpus, sl.Split, sl.Params = "lda", k, len(words), corpusDesc, spec.String(), paramProv
 				if alg.Name == ftm.Name {
 					sl.Model = ff.model
 				}
-				sl.Models = &sim.ModelFiles{Global: "model"}
+				sl.Models = &fed.ModelFiles{Global: "model"}
 				for i, id := range ids {
-					sl.PartyData = append(sl.PartyData, sim.PartyData{Party: id, Docs: parts[i].NumDocs(), Tokens: parts[i].NumTokens(),
+					sl.PartyData = append(sl.PartyData, fed.PartyData{Party: id, Docs: parts[i].NumDocs(), Tokens: parts[i].NumTokens(),
 						BudgetEpsilon: budget.Epsilon, BudgetDelta: budget.Delta})
 					if res.Locals[i] != nil {
-						sl.Models.Parties = append(sl.Models.Parties, sim.PartyModel{Party: id, Path: filepath.Join("parties", id+".model")})
+						sl.Models.Parties = append(sl.Models.Parties, fed.PartyModel{Party: id, Path: filepath.Join("parties", id+".model")})
 					}
 				}
 				sl.Privacy = privacyStatement(alg.Name, fixed == nil, vp)
@@ -412,8 +412,8 @@ each party a composed model; --epsilon, --tau, --topics 40,50,60).`,
 }
 
 // privacyStatement describes what a run released, for the run record.
-func privacyStatement(alg string, vocabRound bool, vp vocabround.Params) *sim.Statement {
-	st := &sim.Statement{Accountant: "privacy/accountant: pure ε adds up; Gaussian releases compose as μ-GDP"}
+func privacyStatement(alg string, vocabRound bool, vp vocabround.Params) *fed.Statement {
+	st := &fed.Statement{Accountant: "privacy/accountant: pure ε adds up; Gaussian releases compose as μ-GDP"}
 	if vocabRound {
 		st.Unit = "document"
 		st.Neighbouring = "add or remove one document of a party"
@@ -430,7 +430,7 @@ func privacyStatement(alg string, vocabRound bool, vp vocabround.Params) *sim.St
 }
 
 // printSummary tells what a run wrote and what it cost.
-func printSummary(w io.Writer, dir string, s sim.SummaryLine, elapsed time.Duration) {
+func printSummary(w io.Writer, dir string, s fed.SummaryLine, elapsed time.Duration) {
 	fmt.Fprintf(w, "wrote %s: %s, %d rounds in %.1fs, seed %d\n", dir, s.Algorithm, s.Rounds, elapsed.Seconds(), s.Seed)
 	for i, b := range s.Bytes {
 		per := float64(b.Up+b.Down) / float64(max(s.Rounds, 1))

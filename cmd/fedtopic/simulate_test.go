@@ -10,20 +10,20 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedtopic/fedtopic/sim"
+	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/topic"
 )
 
 // simulateRecord reads dir/run.jsonl and returns its round lines and summary.
-func simulateRecord(t *testing.T, dir string) ([]sim.RoundLine, sim.SummaryLine) {
+func simulateRecord(t *testing.T, dir string) ([]fed.RoundLine, fed.SummaryLine) {
 	t.Helper()
 	f, err := os.Open(filepath.Join(dir, "run.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var rounds []sim.RoundLine
-	var sum sim.SummaryLine
+	var rounds []fed.RoundLine
+	var sum fed.SummaryLine
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -33,7 +33,7 @@ func simulateRecord(t *testing.T, dir string) ([]sim.RoundLine, sim.SummaryLine)
 			}
 			continue
 		}
-		var l sim.RoundLine
+		var l fed.RoundLine
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			t.Fatal(err)
 		}

@@ -103,18 +103,18 @@ func writeFixture(t testing.TB, dir string, f fixture) {
 	var lines []any
 	spentTotal := make([]float64, f.Parties)
 	releases := make([]int, f.Parties)
-	epsilon := func() []partyEpsilon {
+	epsilon := func() []fed.PartyEpsilon {
 		if f.Epsilon == 0 {
 			return nil
 		}
-		out := make([]partyEpsilon, f.Parties)
+		out := make([]fed.PartyEpsilon, f.Parties)
 		for i, id := range ids {
-			out[i] = partyEpsilon{Party: id, Epsilon: spentTotal[i], Unit: "word occurrence", Accountant: "pure", Releases: releases[i]}
+			out[i] = fed.PartyEpsilon{Party: id, Epsilon: spentTotal[i], Unit: "word occurrence", Accountant: "pure", Releases: releases[i]}
 		}
 		return out
 	}
-	attempt := func(round, n int, committed bool) roundLine {
-		rl := roundLine{Type: lineRound, Round: round, Attempt: n, Committed: committed, DurationS: 0.8 + 0.4*r.Float64()}
+	attempt := func(round, n int, committed bool) fed.RoundLine {
+		rl := fed.RoundLine{Type: fed.TypeRound, Round: round, Attempt: n, Committed: committed, DurationS: 0.8 + 0.4*r.Float64()}
 		if !committed {
 			rl.Error = "quorum not reached"
 		}
@@ -146,14 +146,14 @@ func writeFixture(t testing.TB, dir string, f fixture) {
 		rl.Metrics[MetricLogLikelihood] = -8000 * math.Log(rl.Metrics[MetricPerplexity])
 		if f.PartyModels {
 			for i, id := range ids {
-				rl.PartyMetrics = append(rl.PartyMetrics, partyMetrics{Party: id, Metrics: map[string]float64{MetricPerplexity: perp(round, 60+25*float64(i))}})
+				rl.PartyMetrics = append(rl.PartyMetrics, fed.PartyMetrics{Party: id, Metrics: map[string]float64{MetricPerplexity: perp(round, 60+25*float64(i))}})
 			}
 		}
 		lines = append(lines, rl)
 	}
 	if !f.NoSummary {
-		s := summary{
-			Type: lineSummary, Run: filepath.Base(dir), Algorithm: f.Algorithm, Parties: ids, Seed: f.Seed, Rounds: f.Rounds,
+		s := fed.SummaryLine{
+			Type: fed.TypeSummary, Run: filepath.Base(dir), Algorithm: f.Algorithm, Parties: ids, Seed: f.Seed, Rounds: f.Rounds,
 			Epsilon: epsilon(), DurationS: float64(f.Rounds),
 			Metrics: map[string]float64{MetricPerplexity: perp(f.Rounds, 0), "topic_diversity": 0.82},
 			Model:   "lda", Topics: f.Topics, Vocab: 80,
@@ -162,7 +162,7 @@ func writeFixture(t testing.TB, dir string, f fixture) {
 		}
 		s.Metrics[MetricLogLikelihood] = -8000 * math.Log(s.Metrics[MetricPerplexity])
 		for i, id := range ids {
-			pd := partyData{Party: id, Docs: 200 * (i + 1), Tokens: 8000 * (i + 1)}
+			pd := fed.PartyData{Party: id, Docs: 200 * (i + 1), Tokens: 8000 * (i + 1)}
 			if f.Epsilon > 0 {
 				pd.BudgetEpsilon = 1000
 				s.Epsilon[i].DocumentEpsilon = spentTotal[i] * 60
@@ -170,31 +170,31 @@ func writeFixture(t testing.TB, dir string, f fixture) {
 			s.PartyData = append(s.PartyData, pd)
 		}
 		if f.Epsilon > 0 {
-			s.Privacy = &statement{Unit: "word occurrence",
+			s.Privacy = &fed.Statement{Unit: "word occurrence",
 				Released: []string{"each party's thresholded noised topic-word counts, once per round", "each party's document count"}}
 		}
 		if f.Baselines {
 			for i, id := range ids {
-				s.Baselines = append(s.Baselines, baseline{Kind: "single-party", Party: id,
+				s.Baselines = append(s.Baselines, fed.Baseline{Kind: "single-party", Party: id,
 					Metrics: map[string]float64{MetricPerplexity: 560 + 30*float64(f.Parties-i)}})
 			}
-			s.Baselines = append(s.Baselines, baseline{Kind: "pooled", Metrics: map[string]float64{MetricPerplexity: 430}})
+			s.Baselines = append(s.Baselines, fed.Baseline{Kind: "pooled", Metrics: map[string]float64{MetricPerplexity: 430}})
 		}
 		if f.Merges {
 			for k := range f.Topics {
-				m := merge{Global: k}
+				m := fed.TopicMerge{Global: k}
 				for i, id := range ids {
 					if (k+i)%2 == 0 {
-						m.Members = append(m.Members, mergeTopic{Party: id, Topic: (k + i) % f.Topics, Similarity: 0.5 + 0.05*float64(i)})
+						m.Members = append(m.Members, fed.TopicRef{Party: id, Topic: (k + i) % f.Topics, Similarity: 0.5 + 0.05*float64(i)})
 					}
 				}
 				s.TopicMerges = append(s.TopicMerges, m)
 			}
 		}
 		if f.PartyModels {
-			s.Models = &modelFiles{Global: GlobalModelFile}
+			s.Models = &fed.ModelFiles{Global: GlobalModelFile}
 			for _, id := range ids {
-				s.Models.Parties = append(s.Models.Parties, partyModel{Party: id, Path: id + ".model"})
+				s.Models.Parties = append(s.Models.Parties, fed.PartyModel{Party: id, Path: id + ".model"})
 			}
 		}
 		lines = append(lines, s)

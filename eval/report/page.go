@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/topic"
 )
 
@@ -190,7 +191,7 @@ func privacySection(runs []*run) (section, error) {
 			b.Heading = "Run " + r.name
 		}
 		events := r.events()
-		st := statement{}
+		st := fed.Statement{}
 		if r.sum.Privacy != nil {
 			st = *r.sum.Privacy
 		}
@@ -541,7 +542,7 @@ func baselineRefs(runs []*run, key string, style *int) []refLine {
 }
 
 // baselineName says what a baseline is.
-func baselineName(bl baseline) string {
+func baselineName(bl fed.Baseline) string {
 	switch {
 	case bl.Name != "":
 		return bl.Name
@@ -907,7 +908,7 @@ func partiesSection(runs []*run) (section, error) {
 					answered++
 				}
 			}
-			for _, rls := range [][]roundLine{r.rec.rounds, r.rec.failed} {
+			for _, rls := range [][]fed.RoundLine{r.rec.rounds, r.rec.failed} {
 				for _, rl := range rls {
 					if slices.Contains(rl.Dropped, p) {
 						missed++

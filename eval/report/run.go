@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/privacy"
 	"github.com/fedtopic/fedtopic/topic"
 )
@@ -29,8 +30,8 @@ type run struct {
 	dir     string // as given
 	name    string // short name, unique within the report
 	rec     *record
-	sum     summary  // the record's summary; zero if the run did not finish
-	parties []string // party ids in summary order, then in order of appearance
+	sum     fed.SummaryLine // the record's summary; zero if the run did not finish
+	parties []string        // party ids in summary order, then in order of appearance
 	global  *topic.Model
 	locals  []localModel
 	exps    []experiment
@@ -130,7 +131,7 @@ func loadRun(dir string) (*run, error) {
 	}
 	r.parties = partyOrder(r)
 
-	files := modelFiles{Global: GlobalModelFile}
+	files := fed.ModelFiles{Global: GlobalModelFile}
 	if m := r.sum.Models; m != nil {
 		if m.Global != "" {
 			files.Global = m.Global
@@ -139,7 +140,7 @@ func loadRun(dir string) (*run, error) {
 	} else {
 		for _, p := range r.parties {
 			if name := p + PartyModelSuffix; filepath.IsLocal(name) && exists(filepath.Join(dir, name)) {
-				files.Parties = append(files.Parties, partyModel{Party: p, Path: name})
+				files.Parties = append(files.Parties, fed.PartyModel{Party: p, Path: name})
 			}
 		}
 	}
@@ -353,7 +354,7 @@ func (r *run) roundBytes() []int64 {
 // failed attempts included.
 func (r *run) totalBytes() int64 {
 	var n int64
-	for _, rls := range [][]roundLine{r.rec.rounds, r.rec.failed} {
+	for _, rls := range [][]fed.RoundLine{r.rec.rounds, r.rec.failed} {
 		for _, rl := range rls {
 			for _, tr := range rl.Bytes {
 				n += tr.Up + tr.Down
@@ -384,7 +385,7 @@ type spend struct {
 func (r *run) partySpend(party string) spend {
 	var s spend
 	found := false
-	take := func(pes []partyEpsilon) {
+	take := func(pes []fed.PartyEpsilon) {
 		for _, pe := range pes {
 			if pe.Party != party {
 				continue
@@ -410,7 +411,7 @@ func (r *run) partySpend(party string) spend {
 		return s
 	}
 	counted := 0
-	for _, rls := range [][]roundLine{r.rec.rounds, r.rec.failed} {
+	for _, rls := range [][]fed.RoundLine{r.rec.rounds, r.rec.failed} {
 		for _, rl := range rls {
 			for _, ps := range rl.Spent {
 				if ps.Party != party {
@@ -437,7 +438,7 @@ func (r *run) partySpend(party string) spend {
 // in record order, failed attempts last.
 func (r *run) events() []privacy.Event {
 	var out []privacy.Event
-	for _, rls := range [][]roundLine{r.rec.rounds, r.rec.failed} {
+	for _, rls := range [][]fed.RoundLine{r.rec.rounds, r.rec.failed} {
 		for _, rl := range rls {
 			for _, ps := range rl.Spent {
 				out = append(out, ps.Events...)
