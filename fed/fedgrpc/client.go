@@ -5,8 +5,10 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
@@ -38,6 +40,16 @@ func (c *ClientConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
+// How a party's connection retries after losing the coordinator (a network
+// partition, a coordinator restart): gRPC's exponential backoff (factor 1.6,
+// jitter 0.2) from ReconnectBaseDelay, capped at ReconnectMaxDelay as
+// Flower's client retries are, instead of gRPC's default cap of 120 s, so a
+// party is back within 20 s of the network healing.
+const (
+	ReconnectBaseDelay = time.Second
+	ReconnectMaxDelay  = 20 * time.Second
+)
+
 // Client is a party's connection to the coordinator; it implements
 // fed.Protocol. It only dials out.
 type Client struct {
@@ -57,6 +69,10 @@ func Dial(target string, cfg ClientConfig, opts ...grpc.DialOption) (*Client, er
 	base := []grpc.DialOption{
 		grpc.WithTransportCredentials(credentials.NewTLS(cfg.TLS)),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: KeepaliveTime, Timeout: KeepaliveTimeout, PermitWithoutStream: true}),
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: ReconnectBaseDelay, Multiplier: 1.6, Jitter: 0.2, MaxDelay: ReconnectMaxDelay},
+			MinConnectTimeout: ReconnectMaxDelay,
+		}),
 		grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(cfg.MaxBroadcastSize+MessageOverhead),
 			grpc.MaxCallSendMsgSize(cfg.MaxUpdateSize+MessageOverhead),

@@ -36,4 +36,10 @@
 // Bytes per party and round are the encoded sizes of the protocol messages,
 // exactly as fed/inproc counts them, so a seeded run gives the same models,
 // ledgers and byte counts over both transports. See example_test.go.
+//
+// A party whose network fails is dropped from the round it misses as soon
+// as the coordinator loses its connection (at the latest at the round's
+// deadline); its connection retries with backoff capped at
+// ReconnectMaxDelay and the party rejoins the next round it reaches
+// (R-7, tested through a TCP proxy that cuts and heals the network).
 package fedgrpc
