@@ -2,6 +2,7 @@ package lda
 
 import (
 	"context"
+	"slices"
 
 	"github.com/fedtopic/fedtopic/internal/alias"
 	"github.com/fedtopic/fedtopic/internal/parallel"
@@ -50,7 +51,8 @@ type collapsedWorker struct {
 	nk      []int32 // G_k + D_k
 	touched []int32
 	inv     []float64 // 1/(G_k + D_k + Vβ), kept current by move
-	w       []float64 // scratch: W of the document's tokens' topics
+	topics  []uint16  // the short document's distinct topics (a topic may stay after its count falls to 0)
+	w       []float64 // scratch: a weight per listed topic
 	sink    int32     // keeps collapsedDoc's early loads alive
 }
 
@@ -214,9 +216,10 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 //
 //	q_s(k) ∝ C_dk^(−i)·W(k) + α·P_s(k),  P_s(k) = (G_kw + β)/(G_k + Vβ),
 //
-// a document part summed over the document's other tokens in O(length) with
-// the block's current counts, and LightLDA's word proposal P from the
-// counts G of the iteration's start, drawn from the iteration's tables.
+// a document part summed over the document's distinct topics (at most its
+// length) with the block's current counts, and LightLDA's word proposal P
+// from the counts G of the iteration's start, drawn from the iteration's
+// tables.
 // G counts the token at its current topic s; from another topic t the
 // tables would count it at t, so the acceptance is
 // min(1, π(t)q_t(s)/(π(s)q_t(t))) with q_t computed in O(1) from q_s.
@@ -227,11 +230,7 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 // as burn-in. The acceptance rate is close to 1 and the chain forms topics
 // as fast per sweep as collapsed Gibbs.
 func (m *MH) collapsedDoc(sw *sweepWorker, zd []uint16, wd []int32) {
-	xs := sw.col.w[:0]
-	for range zd {
-		xs = append(xs, 0)
-	}
-	sw.col.w = xs
+	sw.col.listTopics(zd)
 	k := m.k
 	var sink int32
 	for i := range wd {
@@ -247,9 +246,21 @@ func (m *MH) collapsedDoc(sw *sweepWorker, zd []uint16, wd []int32) {
 	sw.col.sink += sink
 }
 
+// listTopics lists the distinct topics of zd in cw.topics, with room for a
+// weight each in cw.w.
+func (cw *collapsedWorker) listTopics(zd []uint16) {
+	cw.topics = cw.topics[:0]
+	for _, t := range zd {
+		if !slices.Contains(cw.topics, t) {
+			cw.topics = append(cw.topics, t)
+		}
+	}
+	cw.w = slices.Grow(cw.w[:0], len(cw.topics))[:len(cw.topics)]
+}
+
 // collapsedToken makes the step of collapsedDoc for token i of the
 // document; sw.cnt holds the document's topic counts with every token in,
-// sw.col.w has room for one value per token.
+// sw.col.topics every topic with a count (listTopics).
 func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 	src, cw, cs, p := sw.src, sw.col, m.coll, m.phi
 	k := m.k
@@ -258,7 +269,6 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 	gk, nk := cs.nk[:k], cw.nk[:k]
 	invNk, inv := cs.invNk[:k], cw.inv[:k]
 	cnt := sw.cnt[:k]
-	xs := cw.w[:len(zd)]
 	w := wd[i]
 	cur := int(zd[i])
 	cnt[cur]--
@@ -267,15 +277,15 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 	nw = nw[:k]
 	// W(t) = (n_tw + β)·inv[t] for t ≠ cur; at cur without the token.
 	wCur := (float64(nw[cur]-1) + beta) / (float64(nk[cur]-1) + vb)
+	// The document part over the document's distinct topics: C_dt·W(t).
+	xs := cw.w[:len(cw.topics)]
 	var dm float64
-	for j, t := range zd {
+	for j, t := range cw.topics {
 		x := (float64(nw[t]) + beta) * inv[t]
 		if int(t) == cur {
 			x = wCur
 		}
-		if j == i {
-			x = 0
-		}
+		x *= float64(cnt[t])
 		xs[j] = x
 		dm += x
 	}
@@ -291,7 +301,7 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 				continue
 			}
 			acc += x
-			t = int(zd[j])
+			t = int(cw.topics[j])
 			if u < acc {
 				break
 			}
@@ -315,6 +325,10 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 		b := (ns + alpha) * wCur * (nt*wt + alpha*pt) * (dm + alpha*zt)
 		if unit(src.Uint64())*b < a {
 			cur = m.move(cw, zd, i, base, cur, t)
+			if !slices.Contains(cw.topics, uint16(cur)) {
+				cw.topics = append(cw.topics, uint16(cur))
+				cw.w = append(cw.w, 0)
+			}
 		}
 	}
 	cnt[cur]++

@@ -188,7 +188,7 @@ func TestCollapsedTokenExact(t *testing.T) {
 		for _, z := range zd {
 			sw.cnt[z]++
 		}
-		sw.col.w = make([]float64, len(zd))
+		sw.col.listTopics(zd)
 		m.collapsedToken(sw, zd, wd, i-c.DocStart[d])
 		s := 0
 		for j, z := range m.z {
