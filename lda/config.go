@@ -78,11 +78,11 @@ type Config struct {
 	// about half as fast per sweep as collapsed Gibbs even with exact
 	// draws; the collapsed kernel, with exact-conditional proposals in short
 	// documents, forms them as fast as collapsed Gibbs. On WordNet glosses
-	// at K = 50 (2 workers) 250 collapsed and 50 partially collapsed sweeps
-	// reach a held-out perplexity of 4,098 in 43 s, where the partially
-	// collapsed chain alone needs about 550 sweeps and 300 sweeps of
-	// collapsed Gibbs give 4,054 in 83 s on one core. The burn-in only sets
-	// the starting point of the exact chain.
+	// at K = 50 (bench/foundation.sh) 300 sweeps with 2 workers (270 of them
+	// burn-in) reach a held-out perplexity of 3,492 in 55 s, where 300
+	// sweeps of collapsed Gibbs give 3,499 in 97 s on one core and the
+	// partially collapsed chain alone needs about 550 sweeps for that
+	// quality. The burn-in only sets the starting point of the exact chain.
 	BurnIn int `json:"burn_in"`
 	// ExactLen is the length up to which the partially collapsed plain-LDA
 	// kernel draws a token's topic exactly from its conditional
