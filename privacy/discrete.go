@@ -297,7 +297,7 @@ func (d *DiscreteGaussian) sample(br *bitReader) int64 {
 	default:
 		for {
 			m := geo.sample(br)
-			if y, ok := d.decide(br, m, br.take16()); ok {
+			if y, ok := d.decide(br, m, br.take(16)); ok {
 				return y
 			}
 		}

@@ -18,30 +18,12 @@ type bitReader struct {
 	n   uint // bits left in buf
 }
 
-func (b *bitReader) take16() uint64 {
-	if b.n < 16 {
-		b.refill()
-	}
-	v := b.buf & 0xffff
-	b.buf >>= 16
-	b.n -= 16
-	return v
-}
-
-func (b *bitReader) take1() uint64 {
-	if b.n < 1 {
-		b.refill()
-	}
-	v := b.buf & 1
-	b.buf >>= 1
-	b.n--
-	return v
-}
-
 // refill replaces the buffer with a fresh word; leftover bits are dropped.
 func (b *bitReader) refill() { b.buf, b.n = b.r.Uint64(), 64 }
 
-// take returns the next n ≤ 32 bits.
+// take returns the next n ≤ 64 bits in the low bits of its result. It is
+// too large for the compiler to inline, so the samplers' hot loops read
+// their fixed-width pieces from the buffer themselves.
 func (b *bitReader) take(n uint) uint64 {
 	if b.n < n {
 		b.refill()
@@ -49,16 +31,6 @@ func (b *bitReader) take(n uint) uint64 {
 	v := b.buf & (1<<n - 1)
 	b.buf >>= n
 	b.n -= n
-	return v
-}
-
-func (b *bitReader) take32() uint64 {
-	if b.n < 32 {
-		b.buf, b.n = b.r.Uint64(), 64
-	}
-	v := b.buf & 0xffffffff
-	b.buf >>= 32
-	b.n -= 32
 	return v
 }
 
@@ -134,7 +106,7 @@ func newTable(n int, cdf cdfFunc) (*table, error) {
 // sample draws one outcome in [0, n]. The common case — the 16-bit cell
 // lies inside one outcome — is small enough to inline.
 func (t *table) sample(br *bitReader) int {
-	p := uint16(br.take16())
+	p := uint16(br.take(16))
 	if e := t.lut[p]; e&straddle == 0 {
 		return int(e)
 	}
@@ -196,7 +168,7 @@ func refineBelow(u uint64, br *bitReader, enclose func(prec uint) bounds) bool {
 // must be a valid enclosure) and by enclose at any precision. It reads 32
 // bits, then 32 more, and refines only when U falls within the interval.
 func bernoulli(br *bitReader, pLo, pHi float64, enclose func(prec uint) bounds) bool {
-	return bernoulliFrom(br, br.take32(), pLo, pHi, enclose)
+	return bernoulliFrom(br, br.take(32), pLo, pHi, enclose)
 }
 
 // bernoulliFrom is bernoulli for a caller that has read U's first 32 bits u.
@@ -207,7 +179,7 @@ func bernoulliFrom(br *bitReader, u uint64, pLo, pHi float64, enclose func(prec 
 	if float64(u) >= pHi*0x1p32 { // U ≥ u/2³² ≥ pHi ≥ p
 		return false
 	}
-	u = u<<32 | br.take32()
+	u = u<<32 | br.take(32)
 	if u < floorScaled(pLo) {
 		return true
 	}
