@@ -3,6 +3,7 @@ package lda
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/fedtopic/fedtopic/corpus"
@@ -29,14 +30,7 @@ func TestCollapsedStationary(t *testing.T) {
 		sweeps = 3
 	)
 	c := collapsedCorpus()
-	n := len(c.Words)
 	states := len(p)
-	cdf := make([]float64, states)
-	var acc float64
-	for s := range p {
-		acc += p[s]
-		cdf[s] = acc
-	}
 	r := rng.Derive(3, "collapsed start")
 	obs := make([]int, states)
 	moved := 0
@@ -46,22 +40,13 @@ func TestCollapsedStationary(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		u := r.Float64()
-		s0 := 0
-		for s0 < states-1 && cdf[s0] <= u {
-			s0++
-		}
-		for i := range n {
-			m.z[i] = uint16(s0 >> i & 1)
-		}
+		s0 := drawState(r, p)
+		setState(m.z, s0)
 		m.recount()
 		if err := m.Run(ctx, sweeps, nil); err != nil {
 			t.Fatal(err)
 		}
-		s := 0
-		for i, z := range m.z {
-			s |= int(z) << i
-		}
+		s := stateOf(m.z)
 		if s != s0 {
 			moved++
 		}
@@ -148,12 +133,6 @@ func TestCollapsedTokenExact(t *testing.T) {
 	p := collapsedPosterior()
 	c := collapsedCorpus()
 	n := len(c.Words)
-	cdf := make([]float64, len(p))
-	var acc float64
-	for s, x := range p {
-		acc += x
-		cdf[s] = acc
-	}
 	r := rng.Derive(4, "collapsed token start")
 	obs := make([]int, len(p))
 	moved := 0
@@ -163,14 +142,8 @@ func TestCollapsedTokenExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		u := r.Float64()
-		s0 := 0
-		for s0 < len(p)-1 && cdf[s0] <= u {
-			s0++
-		}
-		for i := range n {
-			m.z[i] = uint16(s0 >> i & 1)
-		}
+		s0 := drawState(r, p)
+		setState(m.z, s0)
 		m.recount()
 		if err := m.prepareCollapsed(ctx); err != nil {
 			t.Fatal(err)
@@ -190,10 +163,7 @@ func TestCollapsedTokenExact(t *testing.T) {
 		}
 		sw.col.listTopics(zd)
 		m.collapsedToken(sw, zd, wd, i-c.DocStart[d])
-		s := 0
-		for j, z := range m.z {
-			s |= int(z) << j
-		}
+		s := stateOf(m.z)
 		if s != s0 {
 			moved++
 		}
@@ -206,4 +176,34 @@ func TestCollapsedTokenExact(t *testing.T) {
 	if moved < chains/20 {
 		t.Errorf("only %d of %d steps changed the state; the kernel barely moves", moved, chains)
 	}
+}
+
+// drawState draws a joint state of K = 2 topics from p (states indexed by
+// Σ_i z_i·2^i).
+func drawState(r *rand.Rand, p []float64) int {
+	u := r.Float64()
+	var acc float64
+	for s, x := range p {
+		acc += x
+		if u < acc {
+			return s
+		}
+	}
+	return len(p) - 1
+}
+
+// setState sets the topics z to joint state s.
+func setState(z []uint16, s int) {
+	for i := range z {
+		z[i] = uint16(s >> i & 1)
+	}
+}
+
+// stateOf returns the joint state of the topics z.
+func stateOf(z []uint16) int {
+	s := 0
+	for i, t := range z {
+		s |= int(t) << i
+	}
+	return s
 }

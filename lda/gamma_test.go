@@ -53,6 +53,24 @@ func TestGammaKS(t *testing.T) {
 	}
 }
 
+// phiCase is a count matrix for drawPhi and the entries of Φ a test checks.
+type phiCase struct {
+	name   string
+	k, v   int
+	beta   float64
+	counts map[[2]int]int32 // (topic, word) → C_kw
+	check  [][2]int         // (topic, word) entries to check
+}
+
+// wordMajor returns the counts as drawPhi takes them: c[w*K+k] = C_kw.
+func (pc phiCase) wordMajor() []int32 {
+	c := make([]int32, pc.k*pc.v)
+	for kw, n := range pc.counts {
+		c[kw[1]*pc.k+kw[0]] = n
+	}
+	return c
+}
+
 // TestDrawPhiMean checks that drawPhi draws each row from Dirichlet(C_k· +
 // β): the sample mean of every checked entry over many draws must be within
 // z·σ/√n of (C_kw + β)/(C_k + Vβ), σ² = a_w(a_0 − a_w)/(a_0²(a_0 + 1)); z
@@ -61,13 +79,7 @@ func TestGammaKS(t *testing.T) {
 // exercised; "tiny sums" has V·β = 0.03, so an empty topic's sum often falls
 // below 2⁻⁶⁴ and takes the exact second pass.
 func TestDrawPhiMean(t *testing.T) {
-	tests := []struct {
-		name   string
-		k, v   int
-		beta   float64
-		counts map[[2]int]int32 // (topic, word) → C_kw
-		check  [][2]int
-	}{
+	tests := []phiCase{
 		{name: "two blocks", k: 2, v: 300, beta: 0.5,
 			counts: map[[2]int]int32{{0, 0}: 7, {0, 1}: 3, {0, 299}: 12, {1, 5}: 1, {1, 260}: 20, {1, 261}: 4},
 			check:  [][2]int{{0, 0}, {0, 1}, {0, 2}, {0, 299}, {1, 5}, {1, 260}, {1, 261}, {1, 100}}},
@@ -79,10 +91,7 @@ func TestDrawPhiMean(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			k, v := tt.k, tt.v
-			counts := make([]int32, k*v)
-			for kw, c := range tt.counts {
-				counts[kw[1]*k+kw[0]] = c
-			}
+			counts := tt.wordMajor()
 			p := newPhi(k, v, make([]bool, v), false)
 			workers := []*phiWorker{newPhiWorker(), newPhiWorker()}
 			sums := make([]float64, len(tt.check))
@@ -158,13 +167,7 @@ func TestPow100(t *testing.T) {
 // of the zero-count draws, 0.013 the general one; "tiny sums" (V·β = 0.03)
 // sends an empty topic through the exact log-space pass.
 func TestDrawPhiMarginalKS(t *testing.T) {
-	tests := []struct {
-		name   string
-		k, v   int
-		beta   float64
-		counts map[[2]int]int32 // (topic, word) → C_kw
-		check  [][2]int
-	}{
+	tests := []phiCase{
 		{name: "beta 0.01", k: 3, v: 300, beta: 0.01,
 			counts: map[[2]int]int32{{0, 0}: 7, {0, 1}: 1, {0, 299}: 12, {1, 5}: 1, {1, 260}: 20},
 			check:  [][2]int{{0, 0}, {0, 1}, {0, 2}, {0, 280}, {1, 5}, {1, 6}, {2, 0}}},
@@ -184,10 +187,7 @@ func TestDrawPhiMarginalKS(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			k, v := tt.k, tt.v
-			counts := make([]int32, k*v)
-			for kw, c := range tt.counts {
-				counts[kw[1]*k+kw[0]] = c
-			}
+			counts := tt.wordMajor()
 			p := newPhi(k, v, make([]bool, v), false)
 			workers := []*phiWorker{newPhiWorker()}
 			buf := make([]int32, len(counts))

@@ -169,34 +169,30 @@ func repeatDocs(words []int32, units []int) *corpus.Corpus {
 
 var statCfg = Config{K: statK, Alpha: statAlpha, Workers: 2, BlockSize: 5000, Seed: 5, BurnIn: -1}
 
+// TestMHStationaryLDA checks plain LDA's two token kernels: exact draws
+// (documents of at most ExactLen tokens, the default here) and the MH steps
+// of longer documents (ExactLen −1).
 func TestMHStationaryLDA(t *testing.T) {
 	t.Parallel()
 	words := []int32{0, 3, 1}
-	m, err := NewMH(repeatDocs(words, nil), statCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := enumerate(len(words), statK, statAlpha, func(i, k int) float64 {
 		return math.Log(float64(float32(statPhi[k*4+int(words[i])])))
 	})
-	checkStationary(t, m, len(words), p)
-}
-
-// TestMHStationaryLDASteps checks the MH steps of plain LDA, which the
-// default configuration uses only for documents longer than ExactLen.
-func TestMHStationaryLDASteps(t *testing.T) {
-	t.Parallel()
-	words := []int32{0, 3, 1}
-	cfg := statCfg
-	cfg.ExactLen = -1
-	m, err := NewMH(repeatDocs(words, nil), cfg)
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name     string
+		exactLen int
+	}{{"exact draws", 0}, {"mh steps", -1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := statCfg
+			cfg.ExactLen = tc.exactLen
+			m, err := NewMH(repeatDocs(words, nil), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkStationary(t, m, len(words), p)
+		})
 	}
-	p := enumerate(len(words), statK, statAlpha, func(i, k int) float64 {
-		return math.Log(float64(float32(statPhi[k*4+int(words[i])])))
-	})
-	checkStationary(t, m, len(words), p)
 }
 
 // TestExactDrawTail checks the part of an exact draw that statPhi never
