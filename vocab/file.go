@@ -46,7 +46,7 @@ func Read(r io.Reader, name string) (*Vocabulary, error) {
 		b = bytes.TrimSuffix(b, []byte{'\n'})
 		b = bytes.TrimSuffix(b, []byte{'\r'})
 		if line == 1 {
-			b = bytes.TrimPrefix(b, []byte("\xEF\xBB\xBF"))
+			b = bytes.TrimPrefix(b, []byte(bom))
 		}
 		switch {
 		case bytes.IndexByte(b, 0) >= 0:
@@ -79,12 +79,20 @@ func Read(r io.Reader, name string) (*Vocabulary, error) {
 	return v, nil
 }
 
+// bom is the UTF-8 byte-order mark, U+FEFF.
+const bom = "\uFEFF"
+
 // maxWords is the most words a vocabulary can hold (ids are int32).
 const maxWords = 1<<31 - 1
 
-// Write writes v in the file format: one word per line, in id order.
+// Write writes v in the file format: one word per line, in id order. If the
+// first word begins with U+FEFF, a byte-order mark is written before it, since
+// Read drops one at the start of the file.
 func (v *Vocabulary) Write(w io.Writer) error {
 	bw := bufio.NewWriter(w)
+	if len(v.words) > 0 && strings.HasPrefix(v.words[0], bom) {
+		bw.WriteString(bom)
+	}
 	for _, word := range v.words {
 		bw.WriteString(word)
 		bw.WriteByte('\n')
