@@ -18,6 +18,7 @@ type DiscreteLaplace struct {
 	lambda   float64 // decay per unit, 1/s
 	geo      *geometric
 	oneLevel bool // geo is a top table and one low level (sample2)
+	twoChunk bool // geo is a single table with a two-chunk lookup table (sample0)
 }
 
 // NewDiscreteLaplace returns the sampler with scale s (in integer units).
@@ -41,7 +42,7 @@ func newDiscreteLaplace(lambda float64) (*DiscreteLaplace, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &DiscreteLaplace{lambda: lambda, geo: g, oneLevel: g.oneLevel()}, nil
+	return &DiscreteLaplace{lambda: lambda, geo: g, oneLevel: g.oneLevel(), twoChunk: g.shift == 0 && g.lut2 != nil}, nil
 }
 
 // Scale returns the realised scale 1/λ.
@@ -64,25 +65,66 @@ func (d *DiscreteLaplace) Sample(r *rand.Rand) int64 {
 // than repeated calls to Sample.
 func (d *DiscreteLaplace) Fill(r *rand.Rand, dst []int64) {
 	br := bitReader{r: r}
-	if d.oneLevel {
+	switch {
+	case d.twoChunk:
+		for i := range dst {
+			dst[i] = d.sample0(&br)
+		}
+	case d.oneLevel:
 		for i := range dst {
 			dst[i] = d.sample2(&br)
 		}
-		return
-	}
-	for i := range dst {
-		dst[i] = d.sample1(&br)
+	default:
+		for i := range dst {
+			dst[i] = d.sample1(&br)
+		}
 	}
 }
 
 func (d *DiscreteLaplace) sample(br *bitReader) int64 {
-	if d.oneLevel {
+	switch {
+	case d.twoChunk:
+		return d.sample0(br)
+	case d.oneLevel:
 		return d.sample2(br)
 	}
 	return d.sample1(br)
 }
 
-// sample1 is sample for a law of a single table, or of more than two.
+// sample0 is sample for a single-table law (scale below 32 steps). A trial
+// reads 33 bits — two 16-bit chunks of the magnitude's uniform and the sign
+// — and decides the magnitude from the two-chunk table without a branch on
+// the entry, so that every trial takes the same steps whatever its outcome
+// but for the slow draws (a fraction below 2⁻¹² at scale 16: the far tail,
+// the overflow, and a sub-cell on a boundary), which resolve further bits.
+func (d *DiscreteLaplace) sample0(br *bitReader) int64 {
+	lut2 := d.geo.lut2
+	for {
+		if br.n < 33 {
+			br.refill()
+		}
+		w := br.buf
+		br.buf >>= 33
+		br.n -= 33
+		p, q, sign := uint16(w), uint32(uint16(w>>16)), w>>32&1
+		e := lut2[p]
+		a, dd := e&lut2A, e>>lut2D&1
+		// q ≥ a+d exactly when a+d−1−q wraps below zero (all terms < 2¹⁸).
+		y := uint64(e>>lut2J) + uint64((a+dd-1-q)>>31)
+		if e>>lut2Slow&1 != 0 || q-a < dd {
+			y = d.geo.sampleFrom2Chunk(br, p, q)
+		}
+		if sign == 1 {
+			if y == 0 {
+				continue // −0 would give zero twice its due mass
+			}
+			return -int64(y)
+		}
+		return int64(y)
+	}
+}
+
+// sample1 is sample for a law of more than two tables.
 func (d *DiscreteLaplace) sample1(br *bitReader) int64 {
 	lut, lim := d.geo.top.lut, d.geo.fastLimit()
 	for {
@@ -112,20 +154,29 @@ func (d *DiscreteLaplace) sample1(br *bitReader) int64 {
 }
 
 // sample2 is sample for a one-level law (scale between 32 and 8192 steps):
-// the magnitude's high and low parts come from one 16-bit chunk each, read
-// with the sign bit as one 33-bit piece, and both lookups are inlined.
+// the magnitude's high part comes from two 16-bit chunks through the top
+// table's two-chunk table, as in sample0, and its low part from one 16-bit
+// chunk; a trial reads them with the sign bit as one 49-bit piece. The low
+// part's lookup branches only on its rare straddling chunks, which all low
+// values meet about equally often (their probabilities differ by less than
+// e^(−1/16)), so again the time of a trial says nothing about its outcome
+// but for the slow draws.
 func (d *DiscreteLaplace) sample2(br *bitReader) int64 {
+	geo := d.geo
+	lut2, lev, shift := geo.lut2, geo.lev2, geo.shift
 	for {
-		if br.n < 33 {
+		if br.n < 49 {
 			br.refill()
 		}
 		w := br.buf
-		br.buf >>= 33
-		br.n -= 33
-		p, p2, sign := uint16(w), uint16(w>>16), w>>32&1
-		y, ok := d.geo.fast2(p, p2)
-		if !ok {
-			y = d.geo.sampleFrom2(br, p, p2)
+		br.buf >>= 49
+		br.n -= 49
+		p, q, p2, sign := uint16(w), uint32(uint16(w>>16)), uint16(w>>32), w>>48&1
+		e, e2 := lut2[p], lev[p2]
+		a, dd := e&lut2A, e>>lut2D&1
+		y := (uint64(e>>lut2J)+uint64((a+dd-1-q)>>31))<<shift | uint64(e2)
+		if e>>lut2Slow&1 != 0 || q-a < dd || e2&straddle != 0 {
+			y = geo.sampleFrom2Chunks(br, p, q, p2)
 		}
 		if sign == 1 {
 			if y == 0 {

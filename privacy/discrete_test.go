@@ -165,3 +165,77 @@ func TestDiscreteGaussianAcceptTable(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoChunkTable checks every cell of the two-chunk lookup tables of
+// single-table laws, and of the top tables of one-level laws, against the 64-bit boundary enclosures: each sub-cell
+// the table decides must lie, from its first to its last 64-bit point,
+// surely inside the outcome it gives; and the slow draws must be rare, since
+// they are the only ones whose time depends on the outcome.
+func TestTwoChunkTable(t *testing.T) {
+	for _, scale := range []float64{0.09, 1, 7.5, 16, 17, 31.9, 160, 3000, 8000} {
+		d, err := NewDiscreteLaplace(scale)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := d.geo
+		if g.lut2 == nil || d.twoChunk != (scale < 32) || d.oneLevel != (scale >= 32) {
+			t.Fatalf("scale %v: two-chunk table %v, single-table path %v, one-level path %v", scale, g.lut2 != nil, d.twoChunk, d.oneLevel)
+		}
+		tab := g.top
+		// surely returns the outcome of the 64-bit point u when the
+		// enclosures decide it, and −1 when they do not.
+		surely := func(u uint64) int {
+			for j := 0; j < tab.n; j++ {
+				if u < tab.cutLo[j] {
+					return j
+				}
+				if tab.cutHi[j] == math.MaxUint64 || u < tab.cutHi[j] {
+					return -1
+				}
+			}
+			return tab.n
+		}
+		rnd := rand.New(rand.NewPCG(uint64(scale*100), 3))
+		decided := 0
+		for i := range 1 << 16 {
+			p := cellOf(uint16(i))
+			e := g.lut2[i]
+			a, dd, j := e&lut2A, e>>lut2D&1, int(e>>lut2J)
+			if e>>lut2Slow&1 != 0 {
+				continue
+			}
+			qs := []uint32{0, 1<<16 - 1, a, a + dd, uint32(rnd.IntN(1 << 16))}
+			if a > 0 {
+				qs = append(qs, a-1)
+			}
+			for _, q := range qs {
+				if q >= 1<<16 || q-a < dd {
+					continue
+				}
+				want := j
+				if q >= a+dd {
+					want = j + 1
+				}
+				lo := uint64(p)<<48 | uint64(q)<<32
+				for _, u := range []uint64{lo, lo | (1<<32 - 1)} {
+					if got := surely(u); got != want {
+						t.Fatalf("scale %v: cell %#04x sub-cell %#04x gives %d; the enclosures give %d at %#016x", scale, p, q, want, got, u)
+					}
+				}
+				decided++
+			}
+		}
+		_, slow, err := tab.buildLUT2()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// At scale s the cells crossing several boundaries hold the values
+		// of probability below 2⁻¹⁶, a mass of about s·2⁻¹⁶; 2⁻⁹ bounds it
+		// for s < 32 with room, and a one-level law's top table has a
+		// scale between 16 and 32.
+		if slow > 0x1p-9 {
+			t.Errorf("scale %v: slow cells hold %.3g of the draws; want ≤ 2⁻⁹", scale, slow)
+		}
+		t.Logf("scale %v: %d outcomes, %d sub-cells checked, slow mass %.3g", scale, tab.n+1, decided, slow)
+	}
+}

@@ -24,7 +24,7 @@ func ExampleLaplace() {
 	fmt.Printf("event: %s, ε = %g per %s\n", ev.Mechanism, ev.Epsilon, ev.Unit)
 	// Output:
 	// granularity: 0.0625
-	// noisy counts: [13.125 0.125 2.9375]
+	// noisy counts: [12.75 -0.0625 3.0625]
 	// event: laplace, ε = 1 per word occurrence
 }
 
@@ -59,6 +59,6 @@ func ExamplePartitionSelection() {
 	fmt.Printf("event: %s, ε = %g, δ = %g per %s\n", ev.Mechanism, ev.Epsilon, ev.Delta, ev.Unit)
 	// Output:
 	// threshold: 76
-	// released: [{model 209} {topic 200}]
+	// released: [{model 199} {topic 202}]
 	// event: partition-selection, ε = 1, δ = 1e-06 per document
 }

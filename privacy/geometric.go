@@ -55,6 +55,11 @@ type geometric struct {
 	topN   int
 	shift  uint
 	levels []geoLevel
+	// lut2 is the top table's two-chunk lookup table (nil if the table has
+	// too many outcomes for it, which the one-level laws never have), and
+	// lev2 a one-level law's level lookup table, both in cellOf order.
+	lut2 *[1 << 16]uint32
+	lev2 *[1 << 16]uint16
 }
 
 type geoLevel struct {
@@ -88,6 +93,11 @@ func newGeometric(c continuation, lambda float64) (*geometric, error) {
 	if err != nil {
 		return nil, err
 	}
+	if g.topN <= lut2MaxN {
+		if g.lut2, _, err = g.top.buildLUT2(); err != nil {
+			return nil, err
+		}
+	}
 	for hi := g.shift; hi > 0; {
 		w := min(hi, 8)
 		lo := hi - w
@@ -104,6 +114,9 @@ func newGeometric(c continuation, lambda float64) (*geometric, error) {
 		}
 		g.levels = append(g.levels, geoLevel{t: t, lo: lo})
 		hi = lo
+	}
+	if g.lut2 != nil && g.oneLevel() {
+		g.lev2 = g.levels[0].t.permutedLUT()
 	}
 	return g, nil
 }
@@ -154,6 +167,28 @@ func (g *geometric) high(br *bitReader, o int) uint64 {
 		h = (1 << 62) >> g.shift
 	}
 	return h << g.shift
+}
+
+// sampleFrom2Chunk finishes a draw of a single-table law that the
+// two-chunk table sent to the slow path, given the index i of its entry
+// (the first 16-bit chunk) and the next 16 bits q.
+func (g *geometric) sampleFrom2Chunk(br *bitReader, i uint16, q uint32) uint64 {
+	return g.high(br, g.top.resolve2(cellOf(i), q, br))
+}
+
+// sampleFrom2Chunks finishes a draw of a one-level law that the two-chunk
+// table of the top or the lookup table of the level sent to the slow path,
+// given the top's chunks i and q and the level's chunk i2 (indices into
+// lut2 and lev2).
+func (g *geometric) sampleFrom2Chunks(br *bitReader, i uint16, q uint32, i2 uint16) uint64 {
+	x := g.sampleFrom2Chunk(br, i, q)
+	l := g.levels[0].t
+	p2 := cellOf(i2)
+	e := int(l.lut[p2])
+	if e&straddle != 0 {
+		e = l.resolve(p2, br)
+	}
+	return x | uint64(e)
 }
 
 // oneLevel reports whether g is a top table and a single low level of at

@@ -213,3 +213,118 @@ func ceilScaled(x float64) (c uint64, sat bool) {
 	}
 	return uint64(s), false
 }
+
+// Two-chunk lookup entries (see buildLUT2): an entry holds the outcome j of
+// the cell's first candidate in its high bits, then a flag sending the draw
+// to the slow path, then the width d ∈ {0, 1} of the undecided sub-cell
+// range and its start a ∈ [0, 2¹⁶].
+const (
+	lut2A    = 1<<17 - 1
+	lut2D    = 17
+	lut2Slow = 18
+	lut2J    = 19
+	// lut2MaxN bounds the number of boundaries a table may have for the
+	// outcome to fit above the flags.
+	lut2MaxN = 1<<(32-lut2J) - 1
+)
+
+// cellOf returns the 16-bit cell of U that the entry i of a two-chunk table
+// (or of a permuted lookup table) stands for. The entries are stored in the
+// order of an odd multiplier, a bijection of the 16-bit chunks, so that every
+// memory page and cache line holds cells from the whole range of outcomes:
+// were the cells in order, a page would hold a range of outcomes, and a
+// page that is slower to reach (its placement in the caches differs from
+// run to run) would make those outcomes slower to draw. The chunk read from
+// the stream is uniform, so the cell it selects is uniform too.
+func cellOf(i uint16) uint16 { return i * 0x9e37 }
+
+// buildLUT2 returns the two-chunk lookup table of t, which decides a draw
+// from the first 32 bits of U in a fixed number of steps for all but a
+// fraction slowMass of the draws: for the 16-bit cell p = cellOf(i) and the
+// next 16 bits q, entry e = lut2[i] gives the outcome j + [q ≥ a + d] unless the
+// slow flag is set or a ≤ q < a + d. A cell inside one outcome has
+// a = 2¹⁶, d = 0; a cell crossing one boundary F_j keeps the sub-cells q
+// below a, which lie below F_j surely, and those from a + d on, which lie
+// at or above it and (checked) below F_{j+1}; a cell crossing several
+// boundaries, or holding the last outcome n, or whose boundary's enclosure
+// spans more than one sub-cell, is slow. Every cell is used equally often
+// whatever the draw's outcome, and every draw reads the same bits and takes
+// the same steps unless it is slow, so the time of a draw says nothing
+// about its outcome beyond the slow draws.
+func (t *table) buildLUT2() (lut2 *[1 << 16]uint32, slowMass float64, err error) {
+	if t.n > lut2MaxN {
+		return nil, 0, fmt.Errorf("privacy: internal two-chunk table of %d outcomes is out of range", t.n+1)
+	}
+	lut2 = new([1 << 16]uint32)
+	slowCells := 0.0
+	for i := range 1 << 16 {
+		p := int(cellOf(uint16(i)))
+		e := t.lut[p]
+		j := uint32(e &^ straddle)
+		start := uint64(p) << 48
+		slow := func() {
+			lut2[i] = j<<lut2J | 1<<lut2Slow
+			slowCells++
+		}
+		switch {
+		case int(j) == t.n:
+			slow() // the last outcome (overflow, for the geometric law)
+		case e&straddle == 0:
+			lut2[i] = j<<lut2J | 1<<16 // a = 2¹⁶, d = 0
+		case t.cutHi[j] == math.MaxUint64 || int(j)+1 == t.n:
+			slow()
+		case p < 1<<16-1 && uint64(p+1)<<48 > t.cutLo[j+1]:
+			slow() // F_{j+1} may lie in the cell too
+		default:
+			var a, b uint64
+			if t.cutLo[j] > start {
+				a = (t.cutLo[j] - start) >> 32
+			}
+			diff := t.cutHi[j] - start // > 0: the cell straddles F_j
+			b = diff >> 32
+			if diff&(1<<32-1) != 0 {
+				b++
+			}
+			if p == 1<<16-1 || b < a || b-a > 1 || b > 1<<16 {
+				slow()
+				continue
+			}
+			lut2[i] = j<<lut2J | uint32(b-a)<<lut2D | uint32(a)
+		}
+	}
+	return lut2, slowCells / (1 << 16), nil
+}
+
+// permutedLUT returns t's lookup table in the order of cellOf: entry i is
+// the entry of cell cellOf(i).
+func (t *table) permutedLUT() *[1 << 16]uint16 {
+	l := new([1 << 16]uint16)
+	for i := range l {
+		l[i] = t.lut[cellOf(uint16(i))]
+	}
+	return l
+}
+
+// resolve2 finishes a draw that the two-chunk table sent to the slow path,
+// given its cell p and next 16 bits q: it reads 32 more bits of U and
+// compares with the boundaries' enclosures, exactly as resolve does.
+func (t *table) resolve2(p uint16, q uint32, br *bitReader) int {
+	e := t.lut[p]
+	j := int(e &^ straddle)
+	if e&straddle == 0 {
+		return j
+	}
+	u := uint64(p)<<48 | uint64(q)<<32 | br.r.Uint64()>>32
+	for ; j < t.n; j++ {
+		if u < t.cutLo[j] {
+			return j
+		}
+		if t.cutHi[j] != math.MaxUint64 && u >= t.cutHi[j] {
+			continue
+		}
+		if t.below(j, u, br) {
+			return j
+		}
+	}
+	return t.n
+}
