@@ -3,6 +3,8 @@ package privacy
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 
 	"github.com/fedtopic/fedtopic/internal/rng"
@@ -39,6 +41,42 @@ func NewSeededSource(seed uint64) *Source { return &Source{seeded: true, seed: s
 
 // Seeded reports whether s is reproducible (not for production releases).
 func (s *Source) Seeded() bool { return s.seeded }
+
+// sourceMagic starts a Source's binary form.
+const sourceMagic = "fedtopic-source/1\x00"
+
+// MarshalBinary implements encoding.BinaryMarshaler: the kind of s and its
+// seed or key, so that a party restarted from its state directory draws the
+// same noise again instead of making a new release. The key of a secure
+// Source is secret: with it and the released values anyone can subtract the
+// noise. Keep it where the raw data are kept, never with the releases.
+func (s *Source) MarshalBinary() ([]byte, error) {
+	b := make([]byte, 0, len(sourceMagic)+1+8+32)
+	b = append(b, sourceMagic...)
+	if s.seeded {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	b = binary.LittleEndian.AppendUint64(b, s.seed)
+	return append(b, s.key[:]...), nil
+}
+
+// UnmarshalBinary implements encoding.BinaryUnmarshaler, restoring what
+// MarshalBinary wrote.
+func (s *Source) UnmarshalBinary(b []byte) error {
+	if len(b) != len(sourceMagic)+1+8+32 || string(b[:len(sourceMagic)]) != sourceMagic {
+		return errors.New("privacy: source state: not a noise source's state (wrong length or header)")
+	}
+	b = b[len(sourceMagic):]
+	if b[0] > 1 {
+		return fmt.Errorf("privacy: source state: kind %d; want 0 (secure) or 1 (seeded)", b[0])
+	}
+	s.seeded = b[0] == 1
+	s.seed = binary.LittleEndian.Uint64(b[1:9])
+	copy(s.key[:], b[9:])
+	return nil
+}
 
 // Stream returns the ChaCha8 stream for the label sequence, e.g.
 // ("party", 2, "round", 5, "noise"). Streams for different labels are
