@@ -34,6 +34,12 @@
 // model M* is the result, and every party keeps its last local model.
 // Parties may have different numbers of topics K_p (Config.Topics).
 //
+// A party restarted from its state directory makes no second release: the
+// Learner's state (MarshalBinary) keeps whether the privatization was
+// charged and the noise source, whose key regenerates exactly the vectors
+// released before (for SecureNoise the key is secret, and the state file
+// is the party's own, mode 0600).
+//
 // Choices the papers leave open: M* is built afresh every round from that
 // round's local models (Config.CarryGlobal integrates the previous M* as
 // well, as the papers' Algorithm 2 input suggests; merged weights then
