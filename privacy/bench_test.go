@@ -40,6 +40,31 @@ func BenchmarkThresholdedLaplace(b *testing.B) { benchThresholded(b, false) }
 // setting.
 func BenchmarkThresholdedLaplaceNaive(b *testing.B) { benchThresholded(b, true) }
 
+// BenchmarkThresholdedStream reads from the same kind of stream the words
+// one thresholded vector at the setting above consumes (its mean, about
+// 550), and nothing else: the floor the stream puts under a vector's time
+// on the machine at hand, to read BenchmarkThresholdedLaplace against.
+func BenchmarkThresholdedStream(b *testing.B) {
+	t, err := NewThresholdedLaplace(ThresholdedLaplaceConfig{Epsilon: 11, Threshold: 0.2, Vocab: 20000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Two survivors per word, plus the word the true entry's noise takes.
+	words := int(t.SurvivalProb()*20000/2) + 1
+	r := rng.Derive(1, "bench")
+	var sink uint64
+	for b.Loop() {
+		for range words {
+			sink += r.Uint64()
+		}
+	}
+	b.ReportMetric(float64(words), "words/vector")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "vectors/s")
+	if sink == 1 {
+		b.Log(sink)
+	}
+}
+
 func BenchmarkDiscreteLaplace(b *testing.B) {
 	for _, tc := range []struct {
 		name  string

@@ -55,14 +55,18 @@
 // mechanism values are safe for concurrent use; streams are not.
 //
 // Speed, per core, from a seeded ChaCha8 stream (go test -run '^$' -bench
-// 'Thresholded|Discrete' -cpu 1 ./privacy; best of 30 runs on a shared
-// two-core machine): a thresholded Laplace vector at V = 20,000, ε = 11,
-// τ = 0.2 (about 1,100 entries) takes 6.8 µs, 148,000 vectors per second
-// (the V-draw version 355 µs); about half of it is the 550 stream words it
-// reads. Discrete Gaussian draws run at 32 million per second at σ = 16
-// and 25 million at σ = 1000. Discrete Laplace draws run at 47 to 56
-// million per second at scale 23 and at scale 1000 (a noisier host: the
-// same runs gave 92,000 to 168,000 thresholded vectors per second).
+// 'Thresholded|Discrete' -cpu 1 ./privacy, on a shared two-core machine
+// whose speed varies by up to 2× from run to run):
+//   - a thresholded Laplace vector at V = 20,000, ε = 11, τ = 0.2 (about
+//     1,100 entries) takes 6.4 to 6.9 µs, 146,000 to 157,000 vectors per
+//     second (best runs 5.9 µs; the V-draw version about 355 µs). Most of
+//     it is the stream: a vector reads about 550 words, and reading just
+//     those (BenchmarkThresholdedStream) took 3.7 to 4.2 µs in the same
+//     runs, a ceiling of 241,000 to 267,000 vectors per second;
+//   - discrete Gaussian draws: 24 to 29 million per second at σ = 16 and
+//     18 to 23 million at σ = 1000;
+//   - discrete Laplace draws: 44 to 56 million per second at scale 23 and
+//     37 to 56 million at scale 1000.
 //
 // Timing. The nightly test of RELIABILITY.md N-8 times 10⁵ single draws of
 // each integer sampler and fails when the draw time is significantly
