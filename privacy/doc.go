@@ -65,7 +65,7 @@
 //     runs, a ceiling of 241,000 to 267,000 vectors per second;
 //   - discrete Gaussian draws: 24 to 29 million per second at σ = 16 and
 //     18 to 23 million at σ = 1000;
-//   - discrete Laplace draws: 44 to 56 million per second at scale 23 and
+//   - discrete Laplace draws: 44 to 57 million per second at scale 23 and
 //     37 to 56 million at scale 1000.
 //
 // Timing. The nightly test of RELIABILITY.md N-8 times 10⁵ single draws of
