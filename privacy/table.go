@@ -115,8 +115,12 @@ func (t *table) sample(br *bitReader) int {
 
 // resolve finishes a draw whose 16-bit cell p straddles a boundary.
 func (t *table) resolve(p uint16, br *bitReader) int {
-	j := int(t.lut[p] &^ straddle)
-	u := uint64(p)<<48 | br.r.Uint64()>>16
+	return t.resolveFrom(int(t.lut[p]&^straddle), uint64(p)<<48|br.r.Uint64()>>16, br)
+}
+
+// resolveFrom returns the outcome of U, whose first 64 bits are u, knowing
+// that U ≥ F_{j−1}.
+func (t *table) resolveFrom(j int, u uint64, br *bitReader) int {
 	for ; j < t.n; j++ {
 		if u < t.cutLo[j] { // U < (u+1)/2⁶⁴ ≤ F_j
 			return j
@@ -314,17 +318,5 @@ func (t *table) resolve2(p uint16, q uint32, br *bitReader) int {
 	if e&straddle == 0 {
 		return j
 	}
-	u := uint64(p)<<48 | uint64(q)<<32 | br.r.Uint64()>>32
-	for ; j < t.n; j++ {
-		if u < t.cutLo[j] {
-			return j
-		}
-		if t.cutHi[j] != math.MaxUint64 && u >= t.cutHi[j] {
-			continue
-		}
-		if t.below(j, u, br) {
-			return j
-		}
-	}
-	return t.n
+	return t.resolveFrom(j, uint64(p)<<48|uint64(q)<<32|br.r.Uint64()>>32, br)
 }
