@@ -114,14 +114,19 @@ func (d *DiscreteLaplace) sample0(br *bitReader) int64 {
 		if e>>lut2Slow&1 != 0 || q-a < dd {
 			y = d.geo.sampleFrom2Chunk(br, p, q)
 		}
-		if sign == 1 {
-			if y == 0 {
-				continue // −0 would give zero twice its due mass
-			}
-			return -int64(y)
+		if z, ok := withSign(y, sign); ok {
+			return z
 		}
-		return int64(y)
 	}
+}
+
+// withSign returns y with the sign bit applied, and false for −0, which
+// would give zero twice its due mass: the caller draws again.
+func withSign(y, sign uint64) (int64, bool) {
+	if sign == 1 {
+		return -int64(y), y != 0
+	}
+	return int64(y), true
 }
 
 // sample1 is sample for a law of more than two tables.
@@ -143,13 +148,9 @@ func (d *DiscreteLaplace) sample1(br *bitReader) int64 {
 		} else {
 			y = d.geo.sampleFrom(br, p)
 		}
-		if sign == 1 {
-			if y == 0 {
-				continue // −0 would give zero twice its due mass
-			}
-			return -int64(y)
+		if z, ok := withSign(y, sign); ok {
+			return z
 		}
-		return int64(y)
 	}
 }
 
@@ -178,13 +179,9 @@ func (d *DiscreteLaplace) sample2(br *bitReader) int64 {
 		if e>>lut2Slow&1 != 0 || q-a < dd || e2&straddle != 0 {
 			y = geo.sampleFrom2Chunks(br, p, q, p2)
 		}
-		if sign == 1 {
-			if y == 0 {
-				continue // −0 would give zero twice its due mass
-			}
-			return -int64(y)
+		if z, ok := withSign(y, sign); ok {
+			return z
 		}
-		return int64(y)
 	}
 }
 
