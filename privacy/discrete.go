@@ -107,11 +107,8 @@ func (d *DiscreteLaplace) sample0(br *bitReader) int64 {
 		br.buf >>= 33
 		br.n -= 33
 		p, q, sign := uint16(w), uint32(uint16(w>>16)), w>>32&1
-		e := lut2[p]
-		a, dd := e&lut2A, e>>lut2D&1
-		// q ≥ a+d exactly when a+d−1−q wraps below zero (all terms < 2¹⁸).
-		y := uint64(e>>lut2J) + uint64((a+dd-1-q)>>31)
-		if e>>lut2Slow&1 != 0 || q-a < dd {
+		y, slow := lut2Decide(lut2[p], q)
+		if slow {
 			y = d.geo.sampleFrom2Chunk(br, p, q)
 		}
 		if z, ok := withSign(y, sign); ok {
@@ -173,10 +170,10 @@ func (d *DiscreteLaplace) sample2(br *bitReader) int64 {
 		br.buf >>= 49
 		br.n -= 49
 		p, q, p2, sign := uint16(w), uint32(uint16(w>>16)), uint16(w>>32), w>>48&1
-		e, e2 := lut2[p], lev[p2]
-		a, dd := e&lut2A, e>>lut2D&1
-		y := (uint64(e>>lut2J)+uint64((a+dd-1-q)>>31))<<shift | uint64(e2)
-		if e>>lut2Slow&1 != 0 || q-a < dd || e2&straddle != 0 {
+		h, slow := lut2Decide(lut2[p], q)
+		e2 := lev[p2]
+		y := h<<shift | uint64(e2)
+		if slow || e2&straddle != 0 {
 			y = geo.sampleFrom2Chunks(br, p, q, p2)
 		}
 		if z, ok := withSign(y, sign); ok {

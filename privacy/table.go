@@ -232,6 +232,15 @@ const (
 	lut2MaxN = 1<<(32-lut2J) - 1
 )
 
+// lut2Decide returns the outcome that the two-chunk entry e gives for the
+// next 16 bits q, and slow = true when the entry leaves the draw to the slow
+// path instead (then the outcome means nothing). It does not branch on e.
+func lut2Decide(e, q uint32) (o uint64, slow bool) {
+	a, d := e&lut2A, e>>lut2D&1
+	// q ≥ a+d exactly when a+d−1−q wraps below zero (all terms < 2¹⁸).
+	return uint64(e>>lut2J) + uint64((a+d-1-q)>>31), e>>lut2Slow&1 != 0 || q-a < d
+}
+
 // cellOf returns the 16-bit cell of U that the entry i of a two-chunk table
 // (or of a permuted lookup table) stands for. The entries are stored in the
 // order of an odd multiplier, a bijection of the 16-bit chunks, so that every
