@@ -17,7 +17,7 @@ import (
 type DiscreteLaplace struct {
 	lambda   float64 // decay per unit, 1/s
 	geo      *geometric
-	oneLevel bool // geo is a top table and one low level (sample2)
+	oneLevel bool // geo is a one-level law with its two-chunk tables (sample2)
 	twoChunk bool // geo is a single table with a two-chunk lookup table (sample0)
 }
 
@@ -35,6 +35,13 @@ func NewDiscreteLaplace(scale float64) (*DiscreteLaplace, error) {
 // newDiscreteLaplace returns the sampler with P(Z = z) ∝ e^(−λ|z|) for the
 // exact float64 λ.
 func newDiscreteLaplace(lambda float64) (*DiscreteLaplace, error) {
+	return newLaplaceLaw(lambda, true)
+}
+
+// newLaplaceLaw is newDiscreteLaplace; without twoChunk it builds no
+// two-chunk tables, for a caller that reads only the law's geometric (the
+// discrete Gaussian's proposal), and its draws take sample1.
+func newLaplaceLaw(lambda float64, twoChunk bool) (*DiscreteLaplace, error) {
 	if !(lambda > 0) || math.IsInf(lambda, 0) || lambda < 0x1p-60 {
 		return nil, fmt.Errorf("privacy: discrete Laplace decay %v per step: must be in [2^-60, ∞): %w", lambda, ErrInvalidParameter)
 	}
@@ -42,7 +49,12 @@ func newDiscreteLaplace(lambda float64) (*DiscreteLaplace, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &DiscreteLaplace{lambda: lambda, geo: g, oneLevel: g.oneLevel(), twoChunk: g.shift == 0 && g.lut2 != nil}, nil
+	if twoChunk {
+		if err := g.addTwoChunk(); err != nil {
+			return nil, err
+		}
+	}
+	return &DiscreteLaplace{lambda: lambda, geo: g, oneLevel: g.lev2 != nil, twoChunk: g.shift == 0 && g.lut2 != nil}, nil
 }
 
 // Scale returns the realised scale 1/λ.
@@ -225,7 +237,7 @@ func NewDiscreteGaussian(sigma float64) (*DiscreteGaussian, error) {
 		return nil, fmt.Errorf("privacy: discrete Gaussian sigma %v: must be between 2^-20 and 2^40 grid steps: %w", sigma, ErrInvalidParameter)
 	}
 	lambda := 1 / (math.Floor(sigma) + 1)
-	prop, err := newDiscreteLaplace(lambda)
+	prop, err := newLaplaceLaw(lambda, false)
 	if err != nil {
 		return nil, err
 	}

@@ -55,9 +55,9 @@ type geometric struct {
 	topN   int
 	shift  uint
 	levels []geoLevel
-	// lut2 is the top table's two-chunk lookup table (nil if the table has
-	// too many outcomes for it, which the one-level laws never have), and
-	// lev2 a one-level law's level lookup table, both in cellOf order.
+	// lut2 is the top table's two-chunk lookup table and lev2 a one-level
+	// law's level lookup table, both in cellOf order, for the discrete
+	// Laplace sampler (addTwoChunk); nil for the other users of a geometric.
 	lut2 *[1 << 16]uint32
 	lev2 *[1 << 16]uint16
 }
@@ -93,11 +93,6 @@ func newGeometric(c continuation, lambda float64) (*geometric, error) {
 	if err != nil {
 		return nil, err
 	}
-	if g.topN <= lut2MaxN {
-		if g.lut2, _, err = g.top.buildLUT2(); err != nil {
-			return nil, err
-		}
-	}
 	for hi := g.shift; hi > 0; {
 		w := min(hi, 8)
 		lo := hi - w
@@ -114,9 +109,6 @@ func newGeometric(c continuation, lambda float64) (*geometric, error) {
 		}
 		g.levels = append(g.levels, geoLevel{t: t, lo: lo})
 		hi = lo
-	}
-	if g.lut2 != nil && g.oneLevel() {
-		g.lev2 = g.levels[0].t.permutedLUT()
 	}
 	return g, nil
 }
@@ -167,6 +159,22 @@ func (g *geometric) high(br *bitReader, o int) uint64 {
 		h = (1 << 62) >> g.shift
 	}
 	return h << g.shift
+}
+
+// addTwoChunk builds lut2 for a single-table or one-level law, and lev2
+// for a one-level law; other laws keep neither.
+func (g *geometric) addTwoChunk() error {
+	if (g.shift != 0 && !g.oneLevel()) || g.topN > lut2MaxN {
+		return nil
+	}
+	var err error
+	if g.lut2, _, err = g.top.buildLUT2(); err != nil {
+		return err
+	}
+	if g.oneLevel() {
+		g.lev2 = g.levels[0].t.permutedLUT()
+	}
+	return nil
 }
 
 // sampleFrom2Chunk finishes a draw of a single-table law that the
