@@ -108,12 +108,12 @@ func (l *Learner) UnmarshalBinary(b []byte) error {
 			return bad("its noise is %s; this configuration's is %s", kindOf(noise), kindOf(l.noise))
 		}
 	}
-	local := make([]float64, meta.Rows)
-	for i := range local {
-		local[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
-	}
-	if meta.Rows == 0 {
-		local = nil
+	var local []float64 // nil before the first round's model
+	if meta.Rows > 0 {
+		local = make([]float64, meta.Rows)
+		for i := range local {
+			local[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+		}
 	}
 	l.round, l.charged, l.spent, l.local = meta.Round, meta.Charged, meta.Spent, local
 	if noise != nil {
