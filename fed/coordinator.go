@@ -83,7 +83,8 @@ type reply struct {
 	ok      bool // an accepted update
 	payload []byte
 	spent   []privacy.Event
-	refusal string // non-empty: the party refused the round
+	refusal string     // non-empty: the party refused the round
+	meter   *callMeter // the call that carried it, if its transport meters calls
 }
 
 func (r *reply) answered() bool { return r.ok || r.refusal != "" }
@@ -464,8 +465,17 @@ func (c *Coordinator) completeLocked() bool {
 // the attempt. capable counts parties that still have budget.
 func (c *Coordinator) close(start time.Time) (updates []Update, rec RoundRecord, capable int) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.phase = phaseClosed
+	var meters []*callMeter
+	for i := range c.replies {
+		if m := c.replies[i].meter; m != nil {
+			meters = append(meters, m)
+		}
+	}
+	c.mu.Unlock()
+	c.awaitTraffic(meters)
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	rec = RoundRecord{Round: c.round, Attempt: c.attempt, Start: start, Replied: []string{}}
 	for i, id := range c.cfg.Parties {
 		rp := &c.replies[i]
@@ -494,6 +504,29 @@ func (c *Coordinator) close(start time.Time) (updates []Update, rec RoundRecord,
 	rec.Traffic = slices.Clone(c.traffic)
 	c.signalLocked()
 	return updates, rec, capable
+}
+
+// trafficWait bounds how long close waits for a transport to report the
+// bytes of a call whose reply it accepted. A transport reports them right
+// after the handler returns, so the bound only matters if one never does.
+const trafficWait = 5 * time.Second
+
+// awaitTraffic waits until the transports have reported the bytes of the
+// calls in meters, so the round's byte counts include every answer.
+func (c *Coordinator) awaitTraffic(meters []*callMeter) {
+	if len(meters) == 0 {
+		return
+	}
+	t := time.NewTimer(trafficWait)
+	defer t.Stop()
+	for _, m := range meters {
+		select {
+		case <-m.reported:
+		case <-t.C:
+			c.log.Warn("round byte counts closed without a transport's report", "round", c.round)
+			return
+		}
+	}
 }
 
 // signalLocked wakes everyone waiting for a state change.
@@ -643,11 +676,11 @@ func (c *Coordinator) Submit(ctx context.Context, s *Submission) (*Receipt, erro
 	}
 	c.seenLocked(i)
 	if s.Refusal != "" {
-		c.replies[i] = reply{refusal: s.Refusal}
+		c.replies[i] = reply{refusal: s.Refusal, meter: meterFromContext(ctx)}
 		c.status[i] = Exhausted
 		c.log.Warn("party refused the round", "party", s.Party, "round", s.Round, "reason", s.Refusal)
 	} else {
-		c.replies[i] = reply{ok: true, payload: s.Payload, spent: s.Spent}
+		c.replies[i] = reply{ok: true, payload: s.Payload, spent: s.Spent, meter: meterFromContext(ctx)}
 	}
 	c.signalLocked()
 	return &Receipt{Round: s.Round}, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/fedtopic/fedtopic/privacy"
@@ -227,4 +228,32 @@ func WithPeer(ctx context.Context, party string) context.Context {
 func PeerFromContext(ctx context.Context) (string, bool) {
 	p, ok := ctx.Value(peerKey{}).(string)
 	return p, ok
+}
+
+// meterKey is the context key of a metered call.
+type meterKey struct{}
+
+// callMeter is closed once the transport has reported a call's bytes.
+type callMeter struct {
+	reported chan struct{}
+	once     sync.Once
+}
+
+func (m *callMeter) done() { m.once.Do(func() { close(m.reported) }) }
+
+// Metered returns a context for a call whose bytes the transport reports
+// through Service.Traffic, and the function the transport must call once
+// it has reported them (also when the call fails). A coordinator that
+// accepts a reply through a metered call waits for that report before it
+// closes the round's byte counts, so the reply that completes a round is
+// counted in it whichever goroutine runs first.
+func Metered(ctx context.Context) (context.Context, func()) {
+	m := &callMeter{reported: make(chan struct{})}
+	return context.WithValue(ctx, meterKey{}, m), m.done
+}
+
+// meterFromContext returns the meter of a metered call, or nil.
+func meterFromContext(ctx context.Context) *callMeter {
+	m, _ := ctx.Value(meterKey{}).(*callMeter)
+	return m
 }

@@ -213,6 +213,8 @@ func serve[Req, Resp any, ReqPB, RespPB proto.Message](ctx context.Context, s *S
 		s.svc.Traffic(party, 0, proto.Size(in), 0)
 		return zero, toStatus(err)
 	}
+	ctx, reported := fed.Metered(ctx)
+	defer reported()
 	resp, err := call(ctx, req)
 	if err != nil {
 		s.svc.Traffic(party, roundOf(req, nil), proto.Size(in), 0)

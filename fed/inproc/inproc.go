@@ -253,7 +253,9 @@ func roundTrip[Req, Resp any, ReqPB, RespPB proto.Message](
 	if err != nil {
 		return nil, err
 	}
-	resp, herr := handle(svc, fed.WithPeer(ctx, c.party), req)
+	mctx, reported := fed.Metered(fed.WithPeer(ctx, c.party))
+	defer reported()
+	resp, herr := handle(svc, mctx, req)
 	if herr != nil {
 		svc.Traffic(c.party, roundOf(req, nil), len(reqBytes), 0)
 		if f.crashAfter {
