@@ -161,12 +161,20 @@ type Algorithm struct {
 	NewAggregator func(s Setup) (Aggregator, error)
 	// NewLearner builds the half of party s.Parties[party] over its local
 	// documents. Learners derive their random streams from the party's id,
-	// not its index: a deployed party builds its learner from a Setup that
-	// lists only itself, and must draw what it would in a simulation.
+	// not its index: unless NeedsParties is set, a deployed party builds
+	// its learner from a Setup that lists only itself, and must draw what
+	// it would in a simulation.
 	NewLearner func(s Setup, party int, docs *corpus.Corpus) (Learner, error)
 	// NewValidator builds the update checks, which both sides use (the
 	// coordinator to validate, both to size transport limits).
 	NewValidator func(s Setup) (Validator, error)
+	// NeedsParties is set when a party's half depends on the whole
+	// federation — every party's id and position in Setup.Parties, as in
+	// FTM, where parties may have different numbers of topics and the final
+	// model has all of theirs. A deployed party then lists the federation
+	// in its configuration and checks its size against the coordinator's
+	// when it joins (PartyConfig.Parties).
+	NeedsParties bool
 }
 
 // checkPartyIDs reports empty or repeated party ids.

@@ -144,6 +144,11 @@ type PartyConfig struct {
 	ID string `json:"id" yaml:"id"`
 	// Algorithm is the algorithm the party's Learner implements.
 	Algorithm string `json:"algorithm" yaml:"algorithm"`
+	// Parties, if positive, is the number of parties of the Setup the
+	// party's learner was built from; the party then refuses to take part
+	// in a run with another number of parties (its learner would expect
+	// other parties' updates and models). Zero: not checked.
+	Parties int `json:"parties,omitempty" yaml:"parties,omitempty"`
 	// StateDir, if set, holds the party's cache: the exact bytes of its last
 	// update and its learner's state, written (fsync) before the update
 	// leaves. A party restarted on it resends those bytes instead of drawing

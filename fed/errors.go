@@ -47,7 +47,7 @@ var (
 	// truncated, corrupted, of an unknown schema or of another run.
 	ErrCheckpoint = errors.New("bad checkpoint")
 	// ErrAlgorithmMismatch reports a party and a coordinator configured
-	// with different algorithms or protocol versions.
+	// with different algorithms, protocol versions or numbers of parties.
 	ErrAlgorithmMismatch = errors.New("algorithm or protocol mismatch")
 )
 

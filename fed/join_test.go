@@ -3,10 +3,13 @@ package fed_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/fed/fedtest"
+	"github.com/fedtopic/fedtopic/fed/inproc"
 )
 
 func TestJoinChecks(t *testing.T) {
@@ -47,5 +50,34 @@ func TestJoinChecks(t *testing.T) {
 	}
 	if got := coord.Parties()[0].Status; got != fed.Joined {
 		t.Errorf("p1 status after Join = %v; want joined", got)
+	}
+}
+
+// TestPartyChecksFederationSize checks that a party set up for another
+// number of parties than the run has stops at the join.
+func TestPartyChecksFederationSize(t *testing.T) {
+	sc := fedtest.Scenario{Parties: 2}
+	coord, err := fed.NewCoordinator(sc.CoordinatorConfig(), sc.Aggregator(t), sc.Validator(t), fed.CoordinatorOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := inproc.New(coord, inproc.Faults{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger, err := fedtest.OpenLedger(100, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := sc.PartyConfig(0)
+	cfg.Parties = 3
+	p, err := fed.NewParty(cfg, sc.Learner(t, 0), ledger, n.Dial("p1"), fed.PartyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := p.Run(ctx); !errors.Is(err, fed.ErrAlgorithmMismatch) || !strings.Contains(err.Error(), "2 parties") {
+		t.Errorf("Run of a party set up for 3 parties in a run of 2: %v; want %v naming both sizes", err, fed.ErrAlgorithmMismatch)
 	}
 }

@@ -118,6 +118,9 @@ func (p *Party) Run(ctx context.Context) (*PartyResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fed: party %s: join: %w", p.cfg.ID, err)
 	}
+	if p.cfg.Parties > 0 && jr.Parties != p.cfg.Parties {
+		return nil, fmt.Errorf("fed: party %s: run %s has %d parties, but the party was set up for %d: %w", p.cfg.ID, jr.Run, jr.Parties, p.cfg.Parties, ErrAlgorithmMismatch)
+	}
 	p.log.Info("joined", "run", jr.Run, "parties", jr.Parties, "round", jr.Round)
 	for {
 		task, err := retry(ctx, p, func(ctx context.Context) (*Task, error) {

@@ -22,6 +22,9 @@ var Algorithm = fed.Algorithm{
 	NewValidator: func(s fed.Setup) (fed.Validator, error) {
 		return NewValidator(s)
 	},
+	// K_p may differ between parties, and the final global model has up
+	// to ΣK_p topics: a party must know them all.
+	NeedsParties: true,
 }
 
 // Validator checks FTM's updates before they reach the aggregator: the

@@ -45,13 +45,40 @@ func freeAddr(t *testing.T) string {
 type deployment struct {
 	dir, bin, addr string
 	rounds         int
+	algo           deployAlgo
 }
+
+// deployAlgo is the algorithm a deployment runs: its name, its parameters
+// in the configuration files (a format with the round count as %d), the
+// simulate flags that give the same parameters, and whether the parties'
+// configurations list the federation.
+type deployAlgo struct {
+	name, params string
+	simulate     []string
+	listParties  bool
+	spent        string // ε a party's ledger holds at the end
+}
+
+var (
+	deployADLDA = deployAlgo{"adlda", "{k: 3, rounds: %d}", []string{"--topics", "3"}, false, "0"}
+	// FTM at ε = 1 per word occurrence, the parties' whole budget, with a
+	// different K_p for every party.
+	deployFTM = deployAlgo{"ftm", "{topics: [2, 3, 4], rounds: %d, epsilon: 1, local_iterations: 3}",
+		[]string{"--topics", "2,3,4", "--epsilon", "1", "--local-iterations", "3"}, true, "1"}
+)
 
 const deploySeed = 17
 
 func newDeployment(t *testing.T, bin string, rounds int) *deployment {
 	t.Helper()
-	d := &deployment{dir: t.TempDir(), bin: bin, addr: freeAddr(t), rounds: rounds}
+	return newDeploymentOf(t, bin, deployADLDA, rounds)
+}
+
+// newDeploymentOf is newDeployment for the given algorithm.
+func newDeploymentOf(t *testing.T, bin string, algo deployAlgo, rounds int) *deployment {
+	t.Helper()
+	d := &deployment{dir: t.TempDir(), bin: bin, addr: freeAddr(t), rounds: rounds, algo: algo}
+	params := fmt.Sprintf(algo.params, rounds)
 	if _, stderr, err := runCmd(t, "certs", "--out", filepath.Join(d.dir, "certs"), "--parties", "p1,p2,p3"); err != nil {
 		t.Fatalf("certs: %v\n%s", err, stderr)
 	}
@@ -73,7 +100,7 @@ func newDeployment(t *testing.T, bin string, rounds int) *deployment {
 	slices.Sort(words)
 	d.write(t, "vocab.txt", strings.Join(words, "\n")+"\n")
 	d.write(t, "coordinator.yaml", fmt.Sprintf(`run: loopback
-algorithm: adlda
+algorithm: %s
 listen: %s
 parties: [p1, p2, p3]
 round_timeout: 1m
@@ -83,24 +110,28 @@ state_dir: state/coordinator
 out: out
 tls: {ca: certs/ca.pem, cert: certs/coordinator.pem, key: certs/coordinator-key.pem}
 vocab: vocab.txt
-params: {k: 3, rounds: %d}
-`, d.addr, rounds))
+params: %s
+`, algo.name, d.addr, params))
+	list := ""
+	if algo.listParties {
+		list = "parties: [p1, p2, p3]\n"
+	}
 	for i := 1; i <= 3; i++ {
-		d.write(t, fmt.Sprintf("p%d.yaml", i), fmt.Sprintf(`run: loopback
+		d.write(t, fmt.Sprintf("p%d.yaml", i), list+fmt.Sprintf(`run: loopback
 id: p%d
-algorithm: adlda
+algorithm: %s
 coordinator: %s
 server_name: coordinator
 tls: {ca: certs/ca.pem, cert: certs/p%d.pem, key: certs/p%d-key.pem}
 corpus: [p%d.txt]
 tokenizer: {mode: whitespace}
 vocab: vocab.txt
-params: {k: 3, rounds: %d}
+params: %s
 seed: %d
 budget: {epsilon: 1}
 state_dir: state/p%d
 retry_max: 200ms
-`, i, d.addr, i, i, i, rounds, deploySeed, i))
+`, i, algo.name, d.addr, i, i, i, params, deploySeed, i))
 	}
 	return d
 }
@@ -226,8 +257,9 @@ func (d *deployment) reference(t *testing.T) *topic.Model {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "sim")
 	files := []string{filepath.Join(d.dir, "p1.txt"), filepath.Join(d.dir, "p2.txt"), filepath.Join(d.dir, "p3.txt")}
-	args := []string{"simulate", "--algorithm", "adlda", "--corpus", strings.Join(files, ","), "--split", "files", "--tokenizer", "whitespace",
-		"--vocab", filepath.Join(d.dir, "vocab.txt"), "--topics", "3", "--rounds", fmt.Sprint(d.rounds), "--seed", fmt.Sprint(deploySeed), "--out", out}
+	args := []string{"simulate", "--algorithm", d.algo.name, "--corpus", strings.Join(files, ","), "--split", "files", "--tokenizer", "whitespace",
+		"--vocab", filepath.Join(d.dir, "vocab.txt"), "--rounds", fmt.Sprint(d.rounds), "--seed", fmt.Sprint(deploySeed), "--out", out}
+	args = append(args, d.algo.simulate...)
 	if _, stderr, err := runCmd(t, args...); err != nil {
 		t.Fatalf("simulate: %v\n%s", err, stderr)
 	}
@@ -292,10 +324,17 @@ func TestProcessCrashResume(t *testing.T) {
 // TestProcessPartyKill is RELIABILITY.md R-5 with real processes: a party
 // is killed with SIGKILL after its third round and restarted on its state
 // directory; it rejoins, and the run ends with the same model as without
-// the kill.
+// the kill. Under FTM the restarted party must also reuse its privatized
+// vectors instead of releasing (and paying for) new ones.
 func TestProcessPartyKill(t *testing.T) {
 	bin := buildBinary(t)
-	d := newDeployment(t, bin, 6)
+	for _, algo := range []deployAlgo{deployADLDA, deployFTM} {
+		t.Run(algo.name, func(t *testing.T) { testPartyKill(t, bin, algo) })
+	}
+}
+
+func testPartyKill(t *testing.T, bin string, algo deployAlgo) {
+	d := newDeploymentOf(t, bin, algo, 6)
 	want := d.reference(t)
 	coord := d.start(t, "coordinator", nil, "coordinator", "--config", "coordinator.yaml")
 	parties := d.parties(t)
@@ -306,6 +345,11 @@ func TestProcessPartyKill(t *testing.T) {
 	parties[1].wait(t, time.Minute)
 	restarted := d.start(t, "p2 (restarted)", nil, "party", "--config", "p2.yaml")
 	finish(t, coord, parties[0], parties[2], restarted)
+	// The ledger holds one release for the whole run: FTM privatizes once,
+	// and a restarted party reuses its vectors.
+	if want := fmt.Sprintf("privacy spent ε = %s,", algo.spent); !strings.Contains(restarted.output(), want) {
+		t.Errorf("restarted p2 says:\n%s\nwant %q", restarted.output(), want)
+	}
 	got, err := topic.Load(filepath.Join(d.dir, "out", "model"))
 	if err != nil {
 		t.Fatal(err)
@@ -314,7 +358,37 @@ func TestProcessPartyKill(t *testing.T) {
 		t.Error("model after killing and restarting p2 differs from the uninterrupted simulation")
 	}
 	local, err := topic.Load(filepath.Join(d.dir, "state", "p2", "model"))
-	if err != nil || local.K != 3 {
+	if err != nil || local.K != 3 { // K_p of p2 under either algorithm
 		t.Errorf("restarted p2's local model: %v, %v", local, err)
+	}
+}
+
+// TestPartyConfigParties checks the parties list of a party configuration:
+// FTM needs it, and it must list the party once.
+func TestPartyConfigParties(t *testing.T) {
+	base := `run: r
+id: p1
+coordinator: 127.0.0.1:1
+tls: {ca: ca.pem, cert: p1.pem, key: p1-key.pem}
+corpus: [p1.txt]
+vocab: vocab.txt
+state_dir: state
+`
+	tests := []struct{ name, extra, want string }{
+		{"ftm without parties", "algorithm: ftm\n", "algorithm ftm needs parties"},
+		{"own id missing", "algorithm: adlda\nparties: [p2, p3]\n", `does not list the party's own id "p1"`},
+		{"listed twice", "algorithm: ftm\nparties: [p1, p2, p2]\n", `parties lists "p2" twice`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "p1.yaml")
+			if err := os.WriteFile(path, []byte(base+tt.extra), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := runCmd(t, "party", "--config", path)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), path) {
+				t.Errorf("party with %q: %v; want an error naming %s and saying %q", tt.extra, err, path, tt.want)
+			}
+		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -30,6 +31,7 @@ type partyConfig struct {
 	Run         string                 `json:"run"`
 	ID          string                 `json:"id"`
 	Algorithm   string                 `json:"algorithm"`
+	Parties     []string               `json:"parties,omitempty"`     // the federation, in the coordinator's order (needed by ftm)
 	Coordinator string                 `json:"coordinator"`           // host:port
 	ServerName  string                 `json:"server_name,omitempty"` // default: the coordinator's host
 	TLS         tlsFiles               `json:"tls"`
@@ -64,6 +66,18 @@ func (c *partyConfig) validate(path string) error {
 	need("tls.key", c.TLS.Key)
 	if len(c.Corpus) == 0 {
 		errs = append(errs, fmt.Errorf("%s: corpus is required: the party's text files", path))
+	}
+	if len(c.Parties) > 0 {
+		seen := make(map[string]bool, len(c.Parties))
+		for _, id := range c.Parties {
+			if seen[id] {
+				errs = append(errs, fmt.Errorf("%s: parties lists %q twice", path, id))
+			}
+			seen[id] = true
+		}
+		if !seen[c.ID] {
+			errs = append(errs, fmt.Errorf("%s: parties %v does not list the party's own id %q", path, c.Parties, c.ID))
+		}
 	}
 	if c.Vocab == "" {
 		if err := c.VocabRound.params().Validate(); err != nil {
@@ -108,6 +122,7 @@ The configuration file is YAML or JSON (.json); see fed/README.md:
   tokenizer: {mode: whitespace}
   vocab: vocab.txt           # or vocab_round: {epsilon: 4, delta: 1e-6, max_words_per_doc: 10}
   params: {k: 20, rounds: 50}
+  # parties: [p1, p2, p3]    # the federation in the coordinator's order; ftm needs it
   budget: {epsilon: 10, delta: 1e-5}
   state_dir: state/p1`,
 		Example: `  fedtopic party --config p1.yaml`,
@@ -120,6 +135,9 @@ The configuration file is YAML or JSON (.json); see fed/README.md:
 			alg, err := lookupAlgorithm(cfg.Algorithm)
 			if err != nil {
 				return err
+			}
+			if alg.NeedsParties && len(cfg.Parties) == 0 {
+				return fmt.Errorf("%s: algorithm %s needs parties: the federation's party ids in the order of the coordinator's parties", configPath, alg.Name)
 			}
 			return runParty(c.Context(), e, &cfg, alg)
 		},
@@ -146,7 +164,7 @@ func (cfg *partyConfig) dial(val fed.Validator) (*fedgrpc.Client, error) {
 }
 
 func (cfg *partyConfig) fedConfig(run, alg, stateDir string) fed.PartyConfig {
-	return fed.PartyConfig{Run: run, ID: cfg.ID, Algorithm: alg, StateDir: stateDir, RetryMax: cfg.RetryMax, GiveUp: cfg.GiveUp}
+	return fed.PartyConfig{Run: run, ID: cfg.ID, Algorithm: alg, Parties: len(cfg.Parties), StateDir: stateDir, RetryMax: cfg.RetryMax, GiveUp: cfg.GiveUp}
 }
 
 // runParty reads the corpus, takes part in the vocabulary round if there
@@ -173,8 +191,14 @@ func runParty(ctx context.Context, e *env, cfg *partyConfig, alg fed.Algorithm) 
 	if err != nil {
 		return err
 	}
-	setup := fed.Setup{Run: cfg.Run, Parties: []string{cfg.ID}, Vocab: words, Seed: seed, Params: params}
-	learner, err := alg.NewLearner(setup, 0, docs)
+	// The learner sees the whole federation when the configuration lists
+	// it, else only this party (the algorithm does not depend on the rest).
+	parties := cfg.Parties
+	if len(parties) == 0 {
+		parties = []string{cfg.ID}
+	}
+	setup := fed.Setup{Run: cfg.Run, Parties: parties, Vocab: words, Seed: seed, Params: params}
+	learner, err := alg.NewLearner(setup, slices.Index(parties, cfg.ID), docs)
 	if err != nil {
 		return err
 	}
