@@ -48,23 +48,33 @@ type deployment struct {
 	algo           deployAlgo
 }
 
-// deployAlgo is the algorithm a deployment runs: its name, its parameters
-// in the configuration files (a format with the round count as %d), the
-// simulate flags that give the same parameters, and whether the parties'
-// configurations list the federation.
+// deployAlgo is what a deployment runs.
 type deployAlgo struct {
-	name, params string
-	simulate     []string
-	listParties  bool
-	spent        string // ε a party's ledger holds at the end
+	name        string
+	params      string   // in the configuration files, with the round count as %d
+	vocabRound  string   // the vocab_round setting; empty: the shared vocab.txt
+	budget      string   // each party's budget
+	simulate    []string // the simulate flags that give the same run
+	listParties bool     // the parties' configurations list the federation
+	spent       string   // ε a party's ledger holds at the end
 }
 
 var (
-	deployADLDA = deployAlgo{"adlda", "{k: 3, rounds: %d}", []string{"--topics", "3"}, false, "0"}
+	deployADLDA = deployAlgo{name: "adlda", params: "{k: 3, rounds: %d}", budget: "{epsilon: 1}",
+		simulate: []string{"--topics", "3"}, spent: "0"}
 	// FTM at ε = 1 per word occurrence, the parties' whole budget, with a
 	// different K_p for every party.
-	deployFTM = deployAlgo{"ftm", "{topics: [2, 3, 4], rounds: %d, epsilon: 1, local_iterations: 3}",
-		[]string{"--topics", "2,3,4", "--epsilon", "1", "--local-iterations", "3"}, true, "1"}
+	deployFTM = deployAlgo{name: "ftm", params: "{topics: [2, 3, 4], rounds: %d, epsilon: 1, local_iterations: 3}", budget: "{epsilon: 1}",
+		simulate: []string{"--topics", "2,3,4", "--epsilon", "1", "--local-iterations", "3"}, listParties: true, spent: "1"}
+	// FTM after the private vocabulary round, both counted per document:
+	// ε = 8 for the vocabulary and 10·1 for FTM over documents clipped to 10
+	// tokens.
+	deployFTMVocabRound = deployAlgo{name: "ftm",
+		params:     "{topics: [2, 3, 4], rounds: %d, epsilon: 1, local_iterations: 3, max_doc_tokens: 10, unit: document}",
+		vocabRound: "{epsilon: 8, delta: 1.0e-6, max_words_per_doc: 4}", budget: "{epsilon: 18, delta: 1.0e-5}",
+		simulate: []string{"--topics", "2,3,4", "--epsilon", "1", "--local-iterations", "3", "--max-doc-length", "10",
+			"--vocab-epsilon", "8", "--vocab-delta", "1e-6", "--vocab-l0", "4", "--budget-epsilon", "18"},
+		listParties: true, spent: "18"}
 )
 
 const deploySeed = 17
@@ -99,6 +109,10 @@ func newDeploymentOf(t *testing.T, bin string, algo deployAlgo, rounds int) *dep
 	}
 	slices.Sort(words)
 	d.write(t, "vocab.txt", strings.Join(words, "\n")+"\n")
+	vocabLine := "vocab: vocab.txt"
+	if algo.vocabRound != "" {
+		vocabLine = "vocab_round: " + algo.vocabRound
+	}
 	d.write(t, "coordinator.yaml", fmt.Sprintf(`run: loopback
 algorithm: %s
 listen: %s
@@ -109,9 +123,9 @@ linger_timeout: 5s
 state_dir: state/coordinator
 out: out
 tls: {ca: certs/ca.pem, cert: certs/coordinator.pem, key: certs/coordinator-key.pem}
-vocab: vocab.txt
+%s
 params: %s
-`, algo.name, d.addr, params))
+`, algo.name, d.addr, vocabLine, params))
 	list := ""
 	if algo.listParties {
 		list = "parties: [p1, p2, p3]\n"
@@ -125,13 +139,13 @@ server_name: coordinator
 tls: {ca: certs/ca.pem, cert: certs/p%d.pem, key: certs/p%d-key.pem}
 corpus: [p%d.txt]
 tokenizer: {mode: whitespace}
-vocab: vocab.txt
+%s
 params: %s
 seed: %d
-budget: {epsilon: 1}
+budget: %s
 state_dir: state/p%d
 retry_max: 200ms
-`, i, algo.name, d.addr, i, i, i, params, deploySeed, i))
+`, i, algo.name, d.addr, i, i, i, vocabLine, params, deploySeed, algo.budget, i))
 	}
 	return d
 }
@@ -258,7 +272,10 @@ func (d *deployment) reference(t *testing.T) *topic.Model {
 	out := filepath.Join(t.TempDir(), "sim")
 	files := []string{filepath.Join(d.dir, "p1.txt"), filepath.Join(d.dir, "p2.txt"), filepath.Join(d.dir, "p3.txt")}
 	args := []string{"simulate", "--algorithm", d.algo.name, "--corpus", strings.Join(files, ","), "--split", "files", "--tokenizer", "whitespace",
-		"--vocab", filepath.Join(d.dir, "vocab.txt"), "--rounds", fmt.Sprint(d.rounds), "--seed", fmt.Sprint(deploySeed), "--out", out}
+		"--rounds", fmt.Sprint(d.rounds), "--seed", fmt.Sprint(deploySeed), "--out", out}
+	if d.algo.vocabRound == "" {
+		args = append(args, "--vocab", filepath.Join(d.dir, "vocab.txt"))
+	}
 	args = append(args, d.algo.simulate...)
 	if _, stderr, err := runCmd(t, args...); err != nil {
 		t.Fatalf("simulate: %v\n%s", err, stderr)
@@ -328,8 +345,11 @@ func TestProcessCrashResume(t *testing.T) {
 // vectors instead of releasing (and paying for) new ones.
 func TestProcessPartyKill(t *testing.T) {
 	bin := buildBinary(t)
-	for _, algo := range []deployAlgo{deployADLDA, deployFTM} {
-		t.Run(algo.name, func(t *testing.T) { testPartyKill(t, bin, algo) })
+	for _, tt := range []struct {
+		name string
+		algo deployAlgo
+	}{{"adlda", deployADLDA}, {"ftm", deployFTM}, {"ftm after the vocabulary round", deployFTMVocabRound}} {
+		t.Run(tt.name, func(t *testing.T) { testPartyKill(t, bin, tt.algo) })
 	}
 }
 
@@ -354,7 +374,7 @@ func testPartyKill(t *testing.T, bin string, algo deployAlgo) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(got.Phi, want.Phi) {
+	if !slices.Equal(got.Phi, want.Phi) || !slices.Equal(got.Vocab, want.Vocab) {
 		t.Error("model after killing and restarting p2 differs from the uninterrupted simulation")
 	}
 	local, err := topic.Load(filepath.Join(d.dir, "state", "p2", "model"))
