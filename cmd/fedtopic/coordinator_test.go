@@ -309,13 +309,28 @@ func (d *deployment) committedRounds(t *testing.T) []int {
 // 3 and restarted on its state directory. The run completes with every
 // round committed exactly once in the run record, and the final model is
 // bit-identical to an in-process simulation with the same seeds.
+//
+// FTM runs the same test at one boundary: its coordinator checkpoints the
+// parties' latest models, and its parties must not privatize again.
 func TestProcessCrashResume(t *testing.T) {
 	bin := buildBinary(t)
+	for _, tt := range []struct {
+		algo   deployAlgo
+		points []string
+	}{
+		{deployADLDA, []string{"after-round-start", "mid-collection", "after-aggregate", "after-persist"}},
+		{deployFTM, []string{"after-aggregate"}},
+	} {
+		t.Run(tt.algo.name, func(t *testing.T) { testCrashResume(t, bin, tt.algo, tt.points) })
+	}
+}
+
+func testCrashResume(t *testing.T, bin string, algo deployAlgo, points []string) {
 	const rounds = 6
-	want := newDeployment(t, bin, rounds).reference(t)
-	for _, point := range []string{"after-round-start", "mid-collection", "after-aggregate", "after-persist"} {
+	want := newDeploymentOf(t, bin, algo, rounds).reference(t)
+	for _, point := range points {
 		t.Run(point, func(t *testing.T) {
-			d := newDeployment(t, bin, rounds)
+			d := newDeploymentOf(t, bin, algo, rounds)
 			first := d.start(t, "coordinator", []string{"FEDTOPIC_CRASH_AT=" + point + ":3"}, "coordinator", "--config", "coordinator.yaml")
 			parties := d.parties(t)
 			err := first.wait(t, time.Minute)
@@ -330,6 +345,11 @@ func TestProcessCrashResume(t *testing.T) {
 			}
 			if !slices.Equal(got.Phi, want.Phi) {
 				t.Errorf("model after a kill at %s differs from the uninterrupted simulation", point)
+			}
+			for _, p := range parties {
+				if want := fmt.Sprintf("privacy spent ε = %s,", algo.spent); !strings.Contains(p.output(), want) {
+					t.Errorf("%s says:\n%s\nwant %q", p.name, p.output(), want)
+				}
 			}
 			if r := d.committedRounds(t); !slices.Equal(r, []int{1, 2, 3, 4, 5, 6}) {
 				t.Errorf("committed rounds in the run record: %v; want 1 … 6 once each", r)
