@@ -79,6 +79,7 @@ type sweeper struct {
 	prop []int     // proposals of the current item: word, document per step
 	cand []int     // distinct proposed topics, the current one first
 	ll   []float64 // ℓ_i of each candidate
+	_    [parallel.CacheGap]byte
 }
 
 // newChain returns a chain over the items of st with k topics; debias is
@@ -96,8 +97,8 @@ func newChain(st *store, k int, alpha, beta float64, steps, workers int, seed ui
 	for range workers {
 		sw := &sweeper{
 			src: rand.NewChaCha8([32]byte{}), rd: st.newReader(),
-			cnt: make([]int32, k), nk: make([]int64, k),
-			prop: make([]int, 2*steps), cand: make([]int, 0, 2*steps+1), ll: make([]float64, 2*steps+1),
+			cnt: parallel.Padded[int32](k), nk: parallel.Padded[int64](k),
+			prop: parallel.Padded[int](2 * steps), cand: parallel.Padded[int](2*steps + 1)[:0], ll: parallel.Padded[float64](2*steps + 1),
 		}
 		if ch.narrow {
 			sw.c32 = make([]int32, k*st.v)

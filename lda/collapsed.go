@@ -54,6 +54,7 @@ type collapsedWorker struct {
 	topics  []uint16  // the short document's distinct topics (a topic may stay after its count falls to 0)
 	w       []float64 // scratch: a weight per listed topic
 	sink    int32     // keeps collapsedDoc's early loads alive
+	_       [parallel.CacheGap]byte
 }
 
 // prepareCollapsed builds the word-proposal tables from the current counts.
@@ -64,7 +65,7 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 		cs = &collapsedState{nk: make([]int32, k), invNk: make([]float64, k), smooth: make([]alias.Entry, k), smoothLem: alias.LemireBound(k), mass: make([]float64, v)}
 		m.coll = cs
 		for _, sw := range m.sweepers {
-			sw.col = &collapsedWorker{nkw: make([]int32, k*v), nk: make([]int32, k), inv: make([]float64, k)}
+			sw.col = &collapsedWorker{nkw: make([]int32, k*v), nk: parallel.Padded[int32](k), inv: parallel.Padded[float64](k)}
 		}
 	}
 	clear(cs.nk)

@@ -50,6 +50,7 @@ type sweepWorker struct {
 	cnt  []int32          // C_d· of the document being sampled
 	col  *collapsedWorker // collapsed kernel state, allocated on first use
 	sink float32          // keeps exactDoc's early loads alive
+	_    [parallel.CacheGap]byte
 }
 
 // NewMH returns an MH chain for cfg.Model (LDA or SentenceLDA) on c, with
@@ -137,7 +138,7 @@ func newMH(docStart []int, v, tokens int, words []int32, target Target, cfg Conf
 	m.phi = newPhi(m.k, v, propose, target != nil)
 	m.blocks = makeBlocks(docStart, cfg.BlockSize)
 	for range cfg.Workers {
-		m.sweepers = append(m.sweepers, &sweepWorker{src: rand.NewChaCha8([32]byte{}), cnt: make([]int32, m.k)})
+		m.sweepers = append(m.sweepers, &sweepWorker{src: rand.NewChaCha8([32]byte{}), cnt: parallel.Padded[int32](m.k)})
 		m.phiWorkers = append(m.phiWorkers, newPhiWorker())
 	}
 	// Uniform initial topics, one stream per block.

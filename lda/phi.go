@@ -144,6 +144,7 @@ type phiWorker struct {
 	alias   aliasBuilder
 	topics  []uint16  // topics of the table being built
 	weights []float64 // their weights
+	_       [parallel.CacheGap]byte
 }
 
 func newPhiWorker() *phiWorker {

@@ -1,0 +1,23 @@
+package parallel
+
+import "unsafe"
+
+// CacheGap is the room, in bytes, to leave after state one worker writes
+// often (its scratch counts, the headers of its slices), so that no two
+// workers write the same cache line — or the same pair of lines, which
+// processors prefetch together. Scratch allocated for all workers in one
+// loop lies back to back in memory; without the gap the workers' writes to
+// the lines at the boundaries bounce those lines between cores, which can
+// cost more than the sampling itself.
+//
+// A struct of per-worker state ends with a field _ [CacheGap]byte; a slice
+// comes from Padded.
+const CacheGap = 128
+
+// Padded returns a slice of n zero values followed by at least CacheGap
+// bytes of unused capacity (see CacheGap).
+func Padded[T any](n int) []T {
+	var x T
+	size := max(int(unsafe.Sizeof(x)), 1)
+	return make([]T, n, n+(CacheGap+size-1)/size)
+}
