@@ -79,8 +79,8 @@ type Config struct {
 	// draws; the collapsed kernel, with exact-conditional proposals in short
 	// documents, forms them as fast as collapsed Gibbs. On WordNet glosses
 	// at K = 50 (bench/foundation.sh) 300 sweeps with 2 workers (270 of them
-	// burn-in) reach a held-out perplexity of 3,492 in 55 s, where 300
-	// sweeps of collapsed Gibbs give 3,499 in 97 s on one core and the
+	// burn-in) reach a held-out perplexity of 3,492 in 44 s, where 300
+	// sweeps of collapsed Gibbs give 3,499 in 84 s on one core and the
 	// partially collapsed chain alone needs about 550 sweeps for that
 	// quality. The burn-in only sets the starting point of the exact chain.
 	BurnIn int `json:"burn_in"`
