@@ -31,8 +31,19 @@ type phi struct {
 	lemK  uint32        // Lemire rejection bound for k
 
 	// Scratch of the Dirichlet draw: per word block and topic, the sum of
-	// the gamma variates.
+	// the gamma variates; one row of k per block (blockSums), each followed
+	// by a gap so that workers drawing neighbouring blocks do not write the
+	// same cache line.
 	blockSum []float64
+}
+
+// sumGap is the gap, in float64s, after each block's row of sums.
+const sumGap = parallel.CacheGap / 8
+
+// blockSums returns the sums of word block b.
+func (p *phi) blockSums(b int) []float64 {
+	s := p.k + sumGap
+	return p.blockSum[b*s : b*s+p.k]
 }
 
 // newPhi allocates Φ for k topics over v words with alias tables for the
@@ -51,7 +62,7 @@ func newPhi(k, v int, proposal []int32) *phi {
 	p.q = make([]float32, len(p.words)*k)
 	p.tab = make([]alias.Entry, len(p.words)*k)
 	nb := (v + phiBlock - 1) / phiBlock
-	p.blockSum = make([]float64, nb*k)
+	p.blockSum = make([]float64, nb*(k+sumGap))
 	return p
 }
 
@@ -90,7 +101,7 @@ func (p *phi) draw(ctx context.Context, workers int, c []int64, unit float64, su
 	err := parallel.Blocks(ctx, workers, nb, func(_, b int) {
 		r := rng.Derive(seed, append(append([]any(nil), labels...), "phi", b)...)
 		w0, w1 := b*phiBlock, min(v, (b+1)*phiBlock)
-		sm := p.blockSum[b*k : (b+1)*k]
+		sm := p.blockSums(b)
 		clear(sm)
 		for w := w0; w < w1; w++ {
 			for t := 0; t < k; t++ {
@@ -111,7 +122,7 @@ func (p *phi) draw(ctx context.Context, workers int, c []int64, unit float64, su
 	for t := 0; t < k; t++ {
 		var s float64
 		for b := 0; b < nb; b++ {
-			s += p.blockSum[b*k+t]
+			s += p.blockSums(b)[t]
 		}
 		if s > 1e-200 && !math.IsInf(s, 0) {
 			logZ[t] = math.Log(s)

@@ -125,6 +125,7 @@ func newStore(ctx context.Context, c *corpus.Corpus, pc privatizeConfig, noise p
 		propLen []int32
 		entries int64
 		bound   int64
+		_       [parallel.CacheGap]byte // neighbouring blocks run on different workers
 	}
 	outs := make([]blockOut, nb)
 	rd := make([]*reader, pc.workers)
@@ -345,6 +346,7 @@ type reader struct {
 	r      *rand.Rand
 	enc    []byte // remaining encoding of the open block (compact mode)
 	redraw bool   // the open block is regenerated, not decoded
+	_      [parallel.CacheGap]byte
 }
 
 func (st *store) newReader() *reader {

@@ -59,9 +59,20 @@ type Phi struct {
 	propose []bool          // which words need a proposal table
 	needLog bool
 
-	// Scratch of the Dirichlet draw: partial sums per word block and topic.
+	// Scratch of the Dirichlet draw: partial sums per word block and topic,
+	// one row of K per block (blockSums), each followed by a gap: workers
+	// drawing neighbouring blocks must not write the same cache line.
 	blockSum []float64
 }
+
+// blockSums returns the partial sums of word block b.
+func (p *Phi) blockSums(b int) []float64 {
+	s := p.K + sumGap
+	return p.blockSum[b*s : b*s+p.K]
+}
+
+// sumGap is the gap, in float64s, after each block's row of partial sums.
+const sumGap = parallel.CacheGap / 8
 
 // wordTable locates the proposal table of one word: the slots
 // sparse[w/phiBlock][off:off+n].
@@ -85,7 +96,7 @@ func newPhi(k, v int, propose []bool, needLog bool) *Phi {
 		rest:     make([]float64, v),
 		propose:  propose,
 		needLog:  needLog,
-		blockSum: make([]float64, nb*k),
+		blockSum: make([]float64, nb*(k+sumGap)),
 	}
 	if needLog {
 		p.logRow = make([]float32, k*v)
@@ -193,7 +204,7 @@ func drawPhi[T count](ctx context.Context, p *Phi, c []T, beta float64, seed uin
 			total[t] = init
 		}
 		for b := 0; b < nb; b++ {
-			for t, x := range p.blockSum[b*k : (b+1)*k] {
+			for t, x := range p.blockSums(b) {
 				total[t] = f(total[t], x)
 			}
 		}
@@ -249,7 +260,7 @@ func drawBlock[T count](p *Phi, c []T, b int, small gammaSmall, beta float64, pw
 	src := pw.src
 	src.Seed(rng.Key(seed, "lda", "phi", iter, b))
 	w0, w1 := b*phiBlock, min(v, (b+1)*phiBlock)
-	acc := p.blockSum[b*k : (b+1)*k]
+	acc := p.blockSums(b)
 	for t := range acc {
 		acc[t] = 0
 		if mode == passMax {
