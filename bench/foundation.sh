@@ -57,6 +57,31 @@ for it in $MH_ITERS; do
   echo "mh $it iterations, 2 workers: ${t}s  $(evaluate "$out/mh$it.model")" | tee -a "$out/quality.txt"
 done
 
+# The time-to-quality figure: the fewest MH iterations whose perplexity is
+# within 2% of the reference's, and their training time (as train reports
+# it, without reading the corpus) against the reference's.
+python3 - "$out" $MH_ITERS <<'PY' | tee -a "$out/quality.txt"
+import re, sys
+out, iters = sys.argv[1], sys.argv[2:]
+def train_seconds(name):
+    m = re.search(r"iterations in ([0-9.]+)s", open(f"{out}/{name}.log").read())
+    return float(m.group(1))
+def scores(line):
+    return float(re.search(r"perplexity ([0-9.]+)", line).group(1)), float(re.search(r"npmi ([-0-9.]+)", line).group(1))
+lines = open(f"{out}/quality.txt").read().splitlines()
+ref_ppl, ref_npmi = scores(lines[0])
+ref_t = train_seconds("gibbs")
+for it, line in zip(iters, lines[1:]):
+    ppl, npmi = scores(line)
+    if ppl <= 1.02 * ref_ppl:
+        t = train_seconds("mh" + it)
+        print(f"time to quality: mh reaches perplexity {ppl:.2f} (reference {ref_ppl:.2f}, within 2%) after {it} iterations "
+              f"in {t:.1f}s of training = {t / ref_t:.2f} of the reference's {ref_t:.1f}s; npmi {npmi:.4f} (reference {ref_npmi:.4f})")
+        break
+else:
+    print(f"time to quality: no mh run in {' '.join(iters)} iterations came within 2% of the reference perplexity {ref_ppl:.2f}")
+PY
+
 echo "== sampler speed (Go benchmarks, tokens/s)"
 FEDTOPIC_BENCH_CORPUS="$out/train.jsonl" go test ./lda -run '^$' -bench 'BenchmarkSweep' -benchtime 5x -count 3 | tee "$out/speed.txt"
 
