@@ -183,6 +183,9 @@ func (c *PartyConfig) Validate() error {
 	if c.RetryMin > 0 && c.RetryMax > 0 && c.RetryMax < c.RetryMin {
 		errs = append(errs, fmt.Errorf("fed: party config: retry_max %v < retry_min %v", time.Duration(c.RetryMax), time.Duration(c.RetryMin)))
 	}
+	if c.Parties < 0 {
+		errs = append(errs, fmt.Errorf("fed: party config: parties = %d < 0", c.Parties))
+	}
 	return errors.Join(errs...)
 }
 

@@ -55,6 +55,7 @@ func TestPartyConfigValidate(t *testing.T) {
 		{name: "valid", cfg: fed.PartyConfig{Run: "r", ID: "p", Algorithm: "a"}},
 		{name: "no id", cfg: fed.PartyConfig{Run: "r", Algorithm: "a"}, want: "id is empty"},
 		{name: "backoff inverted", cfg: fed.PartyConfig{Run: "r", ID: "p", Algorithm: "a", RetryMin: fed.Duration(time.Second), RetryMax: fed.Duration(time.Millisecond)}, want: "retry_max 1ms < retry_min 1s"},
+		{name: "negative parties", cfg: fed.PartyConfig{Run: "r", ID: "p", Algorithm: "a", Parties: -1}, want: "parties = -1 < 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -93,7 +93,8 @@ type Protocol interface {
 
 // Service is the coordinator side of a transport: the Protocol plus a meter
 // the transport reports encoded message sizes to, so byte counts are the
-// wire's.
+// wire's. A transport passes each call to the Protocol with a context from
+// Metered, and calls its done function after the call's Traffic report.
 type Service interface {
 	Protocol
 	// Traffic records that a transport carried up bytes from party and
