@@ -17,5 +17,5 @@ go build -o "$bin" ./bench/ldabench
 : >"$out"
 "$bin" -corpus "$corpus" -mode speed -k 50,1000 -workers 1,2 -iters 20 -warmup 3 >>"$out"
 "$bin" -corpus "$corpus" -mode quality -k 50 -workers 2 -samplers gibbs,mh -gibbs-iters 300 -mh-iters 1000 -every 100 >>"$out"
-FEDTOPIC_BENCH_CORPUS="$corpus" go test -run '^$' -bench 'MH|Gibbs|Sweep|DrawPhi' -benchtime 10x ./lda/ | tee -a "${out%.jsonl}.bench.txt"
+FEDTOPIC_BENCH_CORPUS="$corpus" go test -run '^$' -bench 'MH|Collapsed|Gibbs|Sweep|DrawPhi' -benchtime 10x ./lda/ | tee -a "${out%.jsonl}.bench.txt"
 echo "wrote $out"

@@ -33,15 +33,24 @@ var benchCorpus = sync.OnceValues(func() (*corpus.Corpus, error) {
 
 // BenchmarkMH measures whole MH iterations (sweep, counts, Dirichlet draw of
 // Φ and alias tables) and reports tokens per second.
-func BenchmarkMH(b *testing.B) {
+func BenchmarkMH(b *testing.B) { benchIterations(b, lda.SamplerMH, []int{50, 1000}) }
+
+// BenchmarkCollapsed measures whole iterations of the collapsed kernel
+// (sweep, counts, proposal tables), which MH chains run for their burn-in —
+// most sweeps of a default chain — and reports tokens per second.
+func BenchmarkCollapsed(b *testing.B) { benchIterations(b, lda.SamplerADLDA, []int{50}) }
+
+// benchIterations times single iterations of a chain of sampler after two
+// untimed ones, for each K and one and two workers.
+func benchIterations(b *testing.B, sampler string, ks []int) {
 	c, err := benchCorpus()
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, k := range []int{50, 1000} {
+	for _, k := range ks {
 		for _, workers := range []int{1, 2} {
 			b.Run(fmt.Sprintf("K=%d/workers=%d", k, workers), func(b *testing.B) {
-				m, err := lda.NewMH(c, lda.Config{K: k, Workers: workers, Seed: 1, BurnIn: -1})
+				m, err := lda.NewMH(c, lda.Config{K: k, Workers: workers, Seed: 1, Sampler: sampler, BurnIn: -1})
 				if err != nil {
 					b.Fatal(err)
 				}
