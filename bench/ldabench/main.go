@@ -66,7 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed")
 	fs.IntVar(&o.heldOut, "held-out", 10, "hold out every n-th document for perplexity (quality mode)")
 	samplers := fs.String("samplers", "gibbs,mh", "comma-separated samplers to compare (quality mode)")
-	fs.IntVar(&o.burnIn, "burn-in", 0, "MH burn-in sweeps with the collapsed kernel (0: the lda default, -1: none)")
+	fs.IntVar(&o.burnIn, "burn-in", 0, "MH burn-in sweeps with the collapsed kernel (0: the lda default for -mh-iters, -1: none)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -198,7 +198,9 @@ func quality(ctx context.Context, c *corpus.Corpus, o options, out *json.Encoder
 			if sampler == lda.SamplerGibbs {
 				iters, workers = o.gibbsIters, 1
 			}
-			ch, err := lda.New(tr, lda.Config{K: k, Workers: workers, Seed: o.seed, Sampler: sampler, MHSteps: o.mhSteps, BurnIn: o.burnIn})
+			// Iterations sets the default burn-in of an MH chain (a share of
+			// the chain's length), as the CLI's --iterations does.
+			ch, err := lda.New(tr, lda.Config{K: k, Iterations: iters, Workers: workers, Seed: o.seed, Sampler: sampler, MHSteps: o.mhSteps, BurnIn: o.burnIn})
 			if err != nil {
 				return err
 			}
