@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/fedtopic/fedtopic/corpus"
@@ -206,4 +207,71 @@ func stateOf(z []uint16) int {
 		s |= int(t) << i
 	}
 	return s
+}
+
+// TestCollapsedWaves checks the waves of the collapsed kernel: a block must
+// start from the counts with every earlier wave's moves in, and a block's
+// own moves must reach no other block of its wave. After one sweep every
+// worker's view and the merged totals must therefore equal the counts of
+// the state in which the blocks before the last wave hold their new topics
+// and the last wave's blocks their old ones (the last wave is not merged:
+// the recount after the sweep replaces the views). Without waves the views
+// would still hold the counts of the sweep's start; with a merge that lost
+// or doubled a move they would differ from these counts.
+func TestCollapsedWaves(t *testing.T) {
+	c := &corpus.Corpus{V: 7}
+	r := rng.Derive(1, "collapsed waves corpus")
+	for range 400 {
+		c.DocStart = append(c.DocStart, len(c.Words))
+		for range 1 + r.IntN(12) {
+			c.Words = append(c.Words, int32(r.IntN(c.V)))
+		}
+	}
+	c.DocStart = append(c.DocStart, len(c.Words))
+	for _, workers := range []int{1, 3} {
+		m, err := NewMH(c, Config{K: 4, Sampler: SamplerADLDA, Workers: workers, BlockSize: 30, Seed: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		if err := m.Run(ctx, 2, nil); err != nil { // a state with structure
+			t.Fatal(err)
+		}
+		nb := len(m.blocks) - 1
+		last := (nb - 1) / collapsedWave * collapsedWave // first block of the last wave
+		if last < 2*collapsedWave {
+			t.Fatalf("%d blocks make %d full waves; want at least 2", nb, last/collapsedWave)
+		}
+		z0 := append([]uint16(nil), m.z...)
+		if err := m.prepareCollapsed(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.sweepCollapsed(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cut := m.docStart[m.blocks[last]]
+		mixed := append(append([]uint16(nil), m.z[:cut]...), z0[cut:]...)
+		if slices.Equal(mixed, z0) {
+			t.Fatal("no token before the last wave moved; the test would not see a missing merge")
+		}
+		want := make([]int32, m.k*m.v)
+		wantK := make([]int32, m.k)
+		for i, z := range mixed {
+			want[int(m.words[i])*m.k+int(z)]++
+			wantK[z]++
+		}
+		for r, sw := range m.sweepers {
+			if !slices.Equal(sw.col.nkw, want) {
+				t.Errorf("%d workers: view %d differs from the counts at the last wave's start", workers, r)
+			}
+		}
+		if !slices.Equal(m.coll.cur, wantK) {
+			t.Errorf("%d workers: merged totals %v, want %v", workers, m.coll.cur, wantK)
+		}
+		for k, x := range m.coll.invCur {
+			if want := 1 / (float64(wantK[k]) + float64(m.v)*m.beta); x != want {
+				t.Errorf("%d workers: invCur[%d] = %v, want %v", workers, k, x, want)
+			}
+		}
+	}
 }

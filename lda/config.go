@@ -28,7 +28,7 @@ const (
 	DefaultBeta       = 0.01
 	DefaultIterations = 1000
 	DefaultMHSteps    = 2
-	DefaultBlockSize  = 1 << 14
+	DefaultBlockSize  = 1 << 12
 	DefaultExactLen   = 64
 )
 
@@ -64,8 +64,11 @@ type Config struct {
 	MHSteps int `json:"mh_steps"`
 	// BlockSize is the number of items (tokens, or sentences for SentenceLDA)
 	// after which a block of whole documents is closed; each block draws
-	// from its own random stream. Changing it changes the result; default
-	// 16384.
+	// from its own random stream. The burn-in kernel runs blocks in waves of
+	// eight that see each other's changes only after the wave, so smaller
+	// blocks make it closer to collapsed Gibbs and larger ones give more
+	// workers something to do. Changing it changes the result; default
+	// 4096.
 	BlockSize int `json:"block_size"`
 	// BurnIn is the number of initial sweeps of an MH chain that run the
 	// collapsed AD-LDA kernel (see SamplerADLDA) instead of the partially
@@ -79,10 +82,15 @@ type Config struct {
 	// draws; the collapsed kernel, with exact-conditional proposals in short
 	// documents, forms them as fast as collapsed Gibbs. On WordNet glosses
 	// at K = 50 (bench/foundation.sh) 300 sweeps with 2 workers (270 of them
-	// burn-in) reach a held-out perplexity of 3,492 in 44 s, where 300
-	// sweeps of collapsed Gibbs give 3,499 in 84 s on one core and the
-	// partially collapsed chain alone needs about 550 sweeps for that
-	// quality. The burn-in only sets the starting point of the exact chain.
+	// burn-in) reach a held-out perplexity of 3,503 in 47 s, where 300
+	// sweeps of collapsed Gibbs give 3,468 in 97 s on one core and the
+	// partially collapsed chain alone needs about 550 sweeps for comparable
+	// quality. The burn-in only sets the starting point of the exact chain,
+	// so it must leave the chain near the posterior: with AD-LDA's
+	// once-per-iteration synchronisation instead of the kernel's waves (see
+	// BlockSize) the exact chain first lost held-out perplexity for about 50
+	// sweeps while it climbed out of the burn-in's bias (WordNet, min-df 5:
+	// 2,841 after 300 sweeps against 2,801 with waves and 2,778 for Gibbs).
 	BurnIn int `json:"burn_in"`
 	// ExactLen is the length up to which the partially collapsed plain-LDA
 	// kernel draws a token's topic exactly from its conditional

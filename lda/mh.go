@@ -266,7 +266,7 @@ func (m *MH) step(ctx context.Context) error {
 		if err := m.prepareCollapsed(ctx); err != nil {
 			return err
 		}
-		if err := parallel.Blocks(ctx, len(m.sweepers), len(m.blocks)-1, func(w, b int) { m.sweepBlockCollapsed(m.sweepers[w], b) }); err != nil {
+		if err := m.sweepCollapsed(ctx); err != nil {
 			m.countsStale = true
 			return err
 		}
