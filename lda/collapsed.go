@@ -173,12 +173,8 @@ func (m *MH) sweepCollapsed(ctx context.Context) error {
 		// order immaterial.
 		moves := cs.moves[:n]
 		if err := parallel.Blocks(ctx, len(m.sweepers), len(m.sweepers), func(_, r int) {
-			nkw := m.sweepers[r].col.nkw
 			for _, mv := range moves {
-				for j := 0; j+1 < len(mv); j += 2 {
-					nkw[mv[j]]--
-					nkw[mv[j+1]]++
-				}
+				applyMoves(m.sweepers[r].col.nkw, mv, 1)
 			}
 		}); err != nil {
 			return err
@@ -193,6 +189,15 @@ func (m *MH) sweepCollapsed(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// applyMoves makes the moves mv, pairs (from, to) of indices into counts,
+// d times: d = 1 makes them, d = −1 undoes them.
+func applyMoves(counts, mv []int32, d int32) {
+	for j := 0; j+1 < len(mv); j += 2 {
+		counts[mv[j]] -= d
+		counts[mv[j+1]] += d
+	}
 }
 
 // sweepBlockCollapsed samples the tokens of block blk, the i-th of its
@@ -283,12 +288,8 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk, i int) {
 	}
 	// Undo the moves on the view, which returns to G; the wave's merge
 	// applies them to every view.
-	mv := cw.touched
-	for j := 0; j+1 < len(mv); j += 2 {
-		nkw[mv[j]]++
-		nkw[mv[j+1]]--
-	}
-	cs.moves[i], cw.touched = mv, nil
+	applyMoves(nkw, cw.touched, -1)
+	cs.moves[i], cw.touched = cw.touched, nil
 	for t, x := range nk {
 		cs.deltaK[i][t] = x - cs.cur[t]
 	}
