@@ -163,7 +163,7 @@ func (m *MH) sweepCollapsed(ctx context.Context) error {
 	vb := float64(m.v) * m.beta
 	for w0 := 0; w0 < nb; w0 += collapsedWave {
 		n := min(collapsedWave, nb-w0)
-		if err := parallel.Blocks(ctx, len(m.sweepers), n, func(wi, i int) { m.sweepBlockCollapsed(m.sweepers[wi], w0+i, i) }); err != nil {
+		if err := parallel.Blocks(ctx, len(m.sweepers), n, func(wi, i int) { m.sweepBlockCollapsed(m.sweepers[wi], w0+i) }); err != nil {
 			return err
 		}
 		if w0+n == nb {
@@ -200,10 +200,12 @@ func applyMoves(counts, mv []int32, d int32) {
 	}
 }
 
-// sweepBlockCollapsed samples the tokens of block blk, the i-th of its
-// wave, with the collapsed kernel, and leaves the block's changes in
-// m.coll.moves[i] and m.coll.deltaK[i] with the worker's view back at G.
-func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk, i int) {
+// sweepBlockCollapsed samples the tokens of block blk with the collapsed
+// kernel, and leaves the block's changes in m.coll.moves[i] and
+// m.coll.deltaK[i], i its position in its wave, with the worker's view back
+// at G.
+func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
+	i := blk % collapsedWave // waves start at multiples of collapsedWave
 	src := sw.src
 	src.Seed(rng.Key(m.cfg.Seed, "lda", "adlda", m.iter, blk))
 	cw, cs, p := sw.col, m.coll, m.phi
