@@ -3,9 +3,11 @@ package lda
 import (
 	"context"
 	"slices"
+	"unsafe"
 
 	"github.com/fedtopic/fedtopic/internal/alias"
 	"github.com/fedtopic/fedtopic/internal/parallel"
+	"github.com/fedtopic/fedtopic/internal/prefetch"
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
 
@@ -80,7 +82,6 @@ type collapsedWorker struct {
 	inv     []float64 // 1/(G_k + D_k + Vβ), kept current by move
 	topics  []uint16  // the short document's distinct topics (a topic may stay after its count falls to 0)
 	w       []float64 // scratch: a weight per listed topic
-	sink    int32     // keeps collapsedDoc's early loads alive
 	_       [parallel.CacheGap]byte
 }
 
@@ -229,7 +230,7 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 			cnt[t]++
 		}
 		if len(zd) <= m.cfg.ExactLen {
-			m.collapsedDoc(sw, zd, wd)
+			m.collapsedDoc(sw, zd, wd, s)
 			for _, t := range zd {
 				cnt[t] = 0
 			}
@@ -239,6 +240,7 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 		last := len(zd) - 1
 		total := n + kAlpha
 		for i, w := range wd {
+			m.prefetchCollapsed(sw, s+i+prefetchAhead, s+i+prefetchAhead/2)
 			cur := int(zd[i])
 			cnt[cur]--
 			base := int(w) * k
@@ -316,22 +318,43 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 // tokens see in G the iteration-start topics of tokens that have moved since,
 // a staleness of the same kind as AD-LDA's, which is why this kernel serves
 // as burn-in. The acceptance rate is close to 1 and the chain forms topics
-// as fast per sweep as collapsed Gibbs.
-func (m *MH) collapsedDoc(sw *sweepWorker, zd []uint16, wd []int32) {
+// as fast per sweep as collapsed Gibbs. start is the document's position in
+// the corpus, from which the tokens ahead are prefetched.
+func (m *MH) collapsedDoc(sw *sweepWorker, zd []uint16, wd []int32, start int) {
 	sw.col.listTopics(zd)
-	k := m.k
-	var sink int32
 	for i := range wd {
-		if i+1 < len(wd) {
-			// Load the next token's counts at its topic (view and tables)
-			// and its table mass now, so their cache misses overlap this
-			// token's work.
-			next := int(wd[i+1])*k + int(zd[i+1])
-			sink += sw.col.nkw[next] + m.nkw[next] + int32(m.coll.mass[wd[i+1]])
-		}
+		m.prefetchCollapsed(sw, start+i+prefetchAhead, start+i+prefetchAhead/2)
 		m.collapsedToken(sw, zd, wd, i)
 	}
-	sw.col.sink += sink
+}
+
+// prefetchAhead is how many tokens ahead of the one being sampled the
+// samplers prefetch a token's word column and table header; its proposal
+// table follows half as far ahead, when the header has arrived. A token's
+// reads land at random in tables of K·V entries, far larger than the
+// caches, and each read the next token needs would otherwise wait for
+// memory: on WordNet glosses (K = 50, V = 23,150) prefetching made the
+// collapsed kernel's iterations 1.3–1.6× as fast, and four tokens ahead
+// was the best of 1–6. Prefetches change speed only, never a draw.
+const prefetchAhead = 4
+
+// prefetchCollapsed prefetches what the collapsed kernel reads for the
+// token at position j — its column of the view and of G⁰, its table mass
+// and table header — and the proposal table of the token at position h,
+// whichever of them exist. The positions run across document boundaries.
+func (m *MH) prefetchCollapsed(sw *sweepWorker, j, h int) {
+	if j < len(m.words) {
+		k := m.k
+		w := int(m.words[j])
+		base := w * k
+		prefetchColumn(sw.col.nkw[base:base+k], int(m.z[j]))
+		prefetchColumn(m.nkw[base:base+k], int(m.z[j]))
+		mass, hdr := unsafe.Pointer(&m.coll.mass[w]), unsafe.Pointer(&m.phi.words[w])
+		prefetch.Lines(mass, hdr, mass, hdr)
+	}
+	if h < len(m.words) {
+		m.phi.prefetchTable(int(m.words[h]))
+	}
 }
 
 // listTopics lists the distinct topics of zd in cw.topics, with room for a

@@ -46,11 +46,10 @@ type MH struct {
 
 // sweepWorker is the scratch space of one goroutine of a sweep.
 type sweepWorker struct {
-	src  *rand.ChaCha8
-	cnt  []int32          // C_d· of the document being sampled
-	col  *collapsedWorker // collapsed kernel state, allocated on first use
-	sink float32          // keeps exactDoc's early loads alive
-	_    [parallel.CacheGap]byte
+	src *rand.ChaCha8
+	cnt []int32          // C_d· of the document being sampled
+	col *collapsedWorker // collapsed kernel state, allocated on first use
+	_   [parallel.CacheGap]byte
 }
 
 // NewMH returns an MH chain for cfg.Model (LDA or SentenceLDA) on c, with

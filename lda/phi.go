@@ -5,9 +5,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"unsafe"
 
 	"github.com/fedtopic/fedtopic/internal/alias"
 	"github.com/fedtopic/fedtopic/internal/parallel"
+	"github.com/fedtopic/fedtopic/internal/prefetch"
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
 
@@ -146,6 +148,28 @@ func (p *Phi) drawWord(w int, x uint64) (int, bool) {
 		return int(e.topic), true
 	}
 	return int(e.alias), true
+}
+
+// prefetchTable prefetches the slots of w's proposal table (the first,
+// middle and last, which cover a table of up to 24 slots).
+func (p *Phi) prefetchTable(w int) {
+	wt := p.words[w]
+	sp := p.sparse[w/phiBlock]
+	if wt.n == 0 || int(wt.off+wt.n) > len(sp) {
+		return
+	}
+	s := sp[wt.off : wt.off+wt.n]
+	prefetch.Lines(unsafe.Pointer(&s[0]), unsafe.Pointer(&s[len(s)/2]), unsafe.Pointer(&s[len(s)-1]), unsafe.Pointer(&s[0]))
+}
+
+// prefetchColumn prefetches a word's column of K counts or probabilities:
+// all of it when it spans at most ten cache lines, else the entry at topic t.
+func prefetchColumn[T int32 | float32](col []T, t int) {
+	if n := uintptr(len(col)) * unsafe.Sizeof(col[0]); n <= 640 {
+		prefetch.Range(unsafe.Pointer(&col[0]), n)
+		return
+	}
+	prefetch.Range(unsafe.Pointer(&col[t]), 1)
 }
 
 // phiWorker is the per-goroutine scratch of the Φ draw and finish.

@@ -3,8 +3,10 @@ package lda
 import (
 	"math"
 	"math/rand/v2"
+	"unsafe"
 
 	"github.com/fedtopic/fedtopic/internal/alias"
+	"github.com/fedtopic/fedtopic/internal/prefetch"
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
 
@@ -61,7 +63,7 @@ func (m *MH) sweepBlockLDA(sw *sweepWorker, blk int) {
 		wd := m.words[s:e]
 		wd = wd[:len(zd)]
 		if len(zd) <= exactLen {
-			sw.sink += m.phi.exactDoc(src, zd, wd, alpha)
+			m.phi.exactDoc(src, zd, wd, alpha, m.aheadOf(s))
 			continue
 		}
 		for _, t := range zd {
@@ -70,7 +72,9 @@ func (m *MH) sweepBlockLDA(sw *sweepWorker, blk int) {
 		n := float64(len(zd))
 		last := len(zd) - 1
 		total := n + kAlpha
+		ah := m.aheadOf(s)
 		for i, w := range wd {
+			m.phi.prefetchToken(ah, i)
 			cur := int(zd[i])
 			cnt[cur]--
 			base := int(w) * k
@@ -232,17 +236,12 @@ func (p *Phi) drawWordSrc(src *rand.ChaCha8, w int) int {
 // was summed in. One uniform on a 2⁻⁵³ grid picks the part and the token;
 // the table draws one more 64-bit word. A word whose column is all zero
 // (beyond the reach of a Dirichlet draw) leaves the topic unchanged: its
-// conditional is 0 everywhere. It returns the sum of early loads that
-// overlap the next token's cache miss with this token's work, for the
-// caller to keep.
-func (p *Phi) exactDoc(src *rand.ChaCha8, zd []uint16, wd []int32, alpha float64) (sink float32) {
+// conditional is 0 everywhere. While it samples token i it prefetches
+// the columns and tables of the tokens ahead (see ahead).
+func (p *Phi) exactDoc(src *rand.ChaCha8, zd []uint16, wd []int32, alpha float64, ah ahead) {
 	k := p.K
 	for i, w := range wd {
-		if i+1 < len(wd) {
-			// Load the next token's entry at its topic now, so the cache
-			// miss on its column overlaps this token's work.
-			sink += p.col[int(wd[i+1])*k+int(zd[i+1])]
-		}
+		p.prefetchToken(ah, i)
 		base := int(w) * k
 		cw := p.col[base : base+k]
 		var dm float64
@@ -294,5 +293,39 @@ func (p *Phi) exactDoc(src *rand.ChaCha8, zd []uint16, wd []int32, alpha float64
 			zd[i] = uint16(pick)
 		}
 	}
-	return sink
+}
+
+// ahead holds the words and topics of a document's following tokens, from
+// prefetchAhead/2 positions after its first token on, across document
+// boundaries: entry i is the token whose proposal table the sampler
+// prefetches while it samples the document's token i, and entry
+// i + prefetchAhead/2 the one whose column it prefetches.
+type ahead struct {
+	w []int32
+	z []uint16
+}
+
+// aheadOf returns the ahead of the document starting at position s.
+func (m *MH) aheadOf(s int) ahead {
+	j := min(s+prefetchAhead/2, len(m.z))
+	a := ahead{z: m.z[j:]}
+	if m.words != nil {
+		a.w = m.words[j:]
+	}
+	return a
+}
+
+// prefetchToken prefetches, while token i of a document is sampled with Φ
+// fixed, the proposal table of the token prefetchAhead/2 positions on and
+// the column, table mass and table header of the one prefetchAhead on.
+func (p *Phi) prefetchToken(ah ahead, i int) {
+	if i < len(ah.w) {
+		p.prefetchTable(int(ah.w[i]))
+	}
+	if j := i + prefetchAhead/2; j < len(ah.w) {
+		k := p.K
+		w := int(ah.w[j])
+		prefetchColumn(p.col[w*k:(w+1)*k], int(ah.z[j]))
+		prefetch.Lines(unsafe.Pointer(&p.mass[w]), unsafe.Pointer(&p.rest[w]), unsafe.Pointer(&p.words[w]), unsafe.Pointer(&p.words[w]))
+	}
 }
