@@ -221,6 +221,7 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 	copy(cw.inv, cs.invCur)
 	cw.touched = cs.moves[i][:0]
 	cnt := sw.cnt[:k]
+	sw.end = m.docStart[m.blocks[blk+1]]
 	for d := m.blocks[blk]; d < m.blocks[blk+1]; d++ {
 		s, e := m.docStart[d], m.docStart[d+1]
 		zd := m.z[s:e]
@@ -341,9 +342,10 @@ const prefetchAhead = 4
 // prefetchCollapsed prefetches what the collapsed kernel reads for the
 // token at position j — its column of the view and of G⁰, its table mass
 // and table header — and the proposal table of the token at position h,
-// whichever of them exist. The positions run across document boundaries.
+// whichever of them lie in the block: other blocks' topics may be changing
+// under other workers. The positions run across document boundaries.
 func (m *MH) prefetchCollapsed(sw *sweepWorker, j, h int) {
-	if j < len(m.words) {
+	if j < sw.end {
 		k := m.k
 		w := int(m.words[j])
 		base := w * k
@@ -352,7 +354,7 @@ func (m *MH) prefetchCollapsed(sw *sweepWorker, j, h int) {
 		mass, hdr := unsafe.Pointer(&m.coll.mass[w]), unsafe.Pointer(&m.phi.words[w])
 		prefetch.Lines(mass, hdr, mass, hdr)
 	}
-	if h < len(m.words) {
+	if h < sw.end {
 		m.phi.prefetchTable(int(m.words[h]))
 	}
 }

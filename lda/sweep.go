@@ -57,13 +57,14 @@ func (m *MH) sweepBlockLDA(sw *sweepWorker, blk int) {
 	col, words, sparse := m.phi.col, m.phi.words, m.phi.sparse
 	cnt := sw.cnt[:k]
 	exactLen := m.cfg.ExactLen
+	end := m.docStart[m.blocks[blk+1]]
 	for d := m.blocks[blk]; d < m.blocks[blk+1]; d++ {
 		s, e := m.docStart[d], m.docStart[d+1]
 		zd := m.z[s:e]
 		wd := m.words[s:e]
 		wd = wd[:len(zd)]
 		if len(zd) <= exactLen {
-			m.phi.exactDoc(src, zd, wd, alpha, m.aheadOf(s))
+			m.phi.exactDoc(src, zd, wd, alpha, m.aheadOf(s, end))
 			continue
 		}
 		for _, t := range zd {
@@ -72,7 +73,7 @@ func (m *MH) sweepBlockLDA(sw *sweepWorker, blk int) {
 		n := float64(len(zd))
 		last := len(zd) - 1
 		total := n + kAlpha
-		ah := m.aheadOf(s)
+		ah := m.aheadOf(s, end)
 		for i, w := range wd {
 			m.phi.prefetchToken(ah, i)
 			cur := int(zd[i])
@@ -296,8 +297,8 @@ func (p *Phi) exactDoc(src *rand.ChaCha8, zd []uint16, wd []int32, alpha float64
 }
 
 // ahead holds the words and topics of a document's following tokens, from
-// prefetchAhead/2 positions after its first token on, across document
-// boundaries: entry i is the token whose proposal table the sampler
+// prefetchAhead/2 positions after its first token on to the end of its
+// block, across document boundaries: entry i is the token whose proposal table the sampler
 // prefetches while it samples the document's token i, and entry
 // i + prefetchAhead/2 the one whose column it prefetches.
 type ahead struct {
@@ -305,12 +306,14 @@ type ahead struct {
 	z []uint16
 }
 
-// aheadOf returns the ahead of the document starting at position s.
-func (m *MH) aheadOf(s int) ahead {
-	j := min(s+prefetchAhead/2, len(m.z))
-	a := ahead{z: m.z[j:]}
+// aheadOf returns the ahead of the document starting at position s, in a
+// block that ends at position end: other blocks' topics may be changing
+// under other workers.
+func (m *MH) aheadOf(s, end int) ahead {
+	j := min(s+prefetchAhead/2, end)
+	a := ahead{z: m.z[j:end]}
 	if m.words != nil {
-		a.w = m.words[j:]
+		a.w = m.words[j:end]
 	}
 	return a
 }
