@@ -15,7 +15,7 @@ out=${1:-bench/results}
 mkdir -p "$out"
 K=${K:-50}
 GIBBS_ITERS=${GIBBS_ITERS:-300}
-MH_ITERS=${MH_ITERS:-"200 300 500"}
+MH_ITERS=${MH_ITERS:-"200 225 250 300 500"}
 
 corpus=${FEDTOPIC_BENCH_CORPUS:-}
 if [ -z "$corpus" ]; then

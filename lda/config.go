@@ -84,12 +84,13 @@ type Config struct {
 	// a spiky Dirichlet(β) row few items can enter, so it forms topics
 	// about half as fast per sweep as collapsed Gibbs even with exact
 	// draws; the collapsed kernel, with exact-conditional proposals in short
-	// documents, forms them as fast as collapsed Gibbs. On WordNet glosses
-	// at K = 50 (bench/foundation.sh) 300 sweeps with 2 workers (270 of them
-	// burn-in) reach a held-out perplexity of 3,503 in 47 s, where 300
-	// sweeps of collapsed Gibbs give 3,468 in 97 s on one core and the
-	// partially collapsed chain alone needs about 550 sweeps for comparable
-	// quality. The burn-in only sets the starting point of the exact chain,
+	// documents, forms them nearly as fast as collapsed Gibbs. On WordNet
+	// glosses at K = 50 (bench/foundation.sh, seeds 1–3) 300 sweeps with 2
+	// workers (270 of them burn-in) reach a held-out perplexity of 3,522 on
+	// average in about 30 s, where 300 sweeps of collapsed Gibbs give 3,520
+	// in about 84 s on one core; 225 sweeps give 3,601 (2.3% above), and
+	// the partially collapsed chain alone needs about 550 sweeps for
+	// comparable quality. The burn-in only sets the starting point of the exact chain,
 	// so it must leave the chain near the posterior: with AD-LDA's
 	// once-per-iteration synchronisation instead of the kernel's waves (see
 	// BlockSize) the exact chain first lost held-out perplexity for about 50
