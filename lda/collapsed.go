@@ -221,7 +221,7 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 	copy(cw.inv, cs.invCur)
 	cw.touched = cs.moves[i][:0]
 	cnt := sw.cnt[:k]
-	sw.end = m.docStart[m.blocks[blk+1]]
+	end := m.docStart[m.blocks[blk+1]]
 	for d := m.blocks[blk]; d < m.blocks[blk+1]; d++ {
 		s, e := m.docStart[d], m.docStart[d+1]
 		zd := m.z[s:e]
@@ -231,7 +231,7 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 			cnt[t]++
 		}
 		if len(zd) <= m.cfg.ExactLen {
-			m.collapsedDoc(sw, zd, wd, s)
+			m.collapsedDoc(sw, zd, wd, m.aheadOf(s, end))
 			for _, t := range zd {
 				cnt[t] = 0
 			}
@@ -240,8 +240,9 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 		n := float64(len(zd))
 		last := len(zd) - 1
 		total := n + kAlpha
+		ah := m.aheadOf(s, end)
 		for i, w := range wd {
-			m.prefetchCollapsed(sw, s+i+prefetchAhead, s+i+prefetchAhead/2)
+			m.prefetchCollapsed(sw, ah, i)
 			cur := int(zd[i])
 			cnt[cur]--
 			base := int(w) * k
@@ -319,12 +320,12 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 // tokens see in G the iteration-start topics of tokens that have moved since,
 // a staleness of the same kind as AD-LDA's, which is why this kernel serves
 // as burn-in. The acceptance rate is close to 1 and the chain forms topics
-// as fast per sweep as collapsed Gibbs. start is the document's position in
-// the corpus, from which the tokens ahead are prefetched.
-func (m *MH) collapsedDoc(sw *sweepWorker, zd []uint16, wd []int32, start int) {
+// as fast per sweep as collapsed Gibbs. ah holds the tokens ahead, to
+// prefetch.
+func (m *MH) collapsedDoc(sw *sweepWorker, zd []uint16, wd []int32, ah ahead) {
 	sw.col.listTopics(zd)
 	for i := range wd {
-		m.prefetchCollapsed(sw, start+i+prefetchAhead, start+i+prefetchAhead/2)
+		m.prefetchCollapsed(sw, ah, i)
 		m.collapsedToken(sw, zd, wd, i)
 	}
 }
@@ -339,23 +340,22 @@ func (m *MH) collapsedDoc(sw *sweepWorker, zd []uint16, wd []int32, start int) {
 // was the best of 1–6. Prefetches change speed only, never a draw.
 const prefetchAhead = 4
 
-// prefetchCollapsed prefetches what the collapsed kernel reads for the
-// token at position j — its column of the view and of G⁰, its table mass
-// and table header — and the proposal table of the token at position h,
-// whichever of them lie in the block: other blocks' topics may be changing
-// under other workers. The positions run across document boundaries.
-func (m *MH) prefetchCollapsed(sw *sweepWorker, j, h int) {
-	if j < sw.end {
+// prefetchCollapsed prefetches, while the collapsed kernel samples token i
+// of a document, the proposal table of the token prefetchAhead/2 positions
+// on and the columns of the view and of G⁰, the table mass and the table
+// header of the one prefetchAhead on (see ahead).
+func (m *MH) prefetchCollapsed(sw *sweepWorker, ah ahead, i int) {
+	if i < len(ah.w) {
+		m.phi.prefetchTable(int(ah.w[i]))
+	}
+	if j := i + prefetchAhead/2; j < len(ah.w) {
 		k := m.k
-		w := int(m.words[j])
+		w, t := int(ah.w[j]), int(ah.z[j])
 		base := w * k
-		prefetchColumn(sw.col.nkw[base:base+k], int(m.z[j]))
-		prefetchColumn(m.nkw[base:base+k], int(m.z[j]))
+		prefetchColumn(sw.col.nkw[base:base+k], t)
+		prefetchColumn(m.nkw[base:base+k], t)
 		mass, hdr := unsafe.Pointer(&m.coll.mass[w]), unsafe.Pointer(&m.phi.words[w])
 		prefetch.Lines(mass, hdr, mass, hdr)
-	}
-	if h < sw.end {
-		m.phi.prefetchTable(int(m.words[h]))
 	}
 }
 

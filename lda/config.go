@@ -90,12 +90,13 @@ type Config struct {
 	// average in about 30 s, where 300 sweeps of collapsed Gibbs give 3,520
 	// in about 84 s on one core; 225 sweeps give 3,601 (2.3% above), and
 	// the partially collapsed chain alone needs about 550 sweeps for
-	// comparable quality. The burn-in only sets the starting point of the exact chain,
-	// so it must leave the chain near the posterior: with AD-LDA's
+	// comparable quality. The burn-in only sets the starting point of the
+	// exact chain, so it must leave the chain near the posterior: with AD-LDA's
 	// once-per-iteration synchronisation instead of the kernel's waves (see
 	// BlockSize) the exact chain first lost held-out perplexity for about 50
 	// sweeps while it climbed out of the burn-in's bias (WordNet, min-df 5:
-	// 2,841 after 300 sweeps against 2,801 with waves and 2,778 for Gibbs).
+	// 2,841 after 300 sweeps against 2,801 with waves of blocks of 4,096
+	// and 2,778 for Gibbs).
 	BurnIn int `json:"burn_in"`
 	// ExactLen is the length up to which the partially collapsed plain-LDA
 	// kernel draws a token's topic exactly from its conditional

@@ -49,7 +49,6 @@ type sweepWorker struct {
 	src *rand.ChaCha8
 	cnt []int32          // C_d· of the document being sampled
 	col *collapsedWorker // collapsed kernel state, allocated on first use
-	end int              // the end of the block being sampled: prefetches stay before it
 	_   [parallel.CacheGap]byte
 }
 

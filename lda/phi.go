@@ -150,8 +150,8 @@ func (p *Phi) drawWord(w int, x uint64) (int, bool) {
 	return int(e.alias), true
 }
 
-// prefetchTable prefetches the slots of w's proposal table (the first,
-// middle and last, which cover a table of up to 24 slots).
+// prefetchTable prefetches the lines of the first, middle and last slots
+// of w's proposal table: all of a table of up to 16 slots.
 func (p *Phi) prefetchTable(w int) {
 	wt := p.words[w]
 	sp := p.sparse[w/phiBlock]
