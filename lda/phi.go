@@ -154,11 +154,10 @@ func (p *Phi) drawWord(w int, x uint64) (int, bool) {
 // of w's proposal table: all of a table of up to 16 slots.
 func (p *Phi) prefetchTable(w int) {
 	wt := p.words[w]
-	sp := p.sparse[w/phiBlock]
-	if wt.n == 0 || int(wt.off+wt.n) > len(sp) {
+	if wt.n == 0 {
 		return
 	}
-	s := sp[wt.off : wt.off+wt.n]
+	s := p.sparse[w/phiBlock][wt.off : wt.off+wt.n]
 	prefetch.Lines(unsafe.Pointer(&s[0]), unsafe.Pointer(&s[len(s)/2]), unsafe.Pointer(&s[len(s)-1]), unsafe.Pointer(&s[0]))
 }
 

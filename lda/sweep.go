@@ -298,9 +298,9 @@ func (p *Phi) exactDoc(src *rand.ChaCha8, zd []uint16, wd []int32, alpha float64
 
 // ahead holds the words and topics of a document's following tokens, from
 // prefetchAhead/2 positions after its first token on to the end of its
-// block, across document boundaries: entry i is the token whose proposal table the sampler
-// prefetches while it samples the document's token i, and entry
-// i + prefetchAhead/2 the one whose column it prefetches.
+// block, across document boundaries: entry i is the token whose proposal
+// table the sampler prefetches while it samples the document's token i,
+// and entry i + prefetchAhead/2 the one whose column it prefetches.
 type ahead struct {
 	w []int32
 	z []uint16
