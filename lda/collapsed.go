@@ -15,26 +15,27 @@ import (
 // Asuncion, Smyth and Welling, "Distributed Algorithms for Topic Models",
 // JMLR 10, 2009) with the O(1) Metropolis–Hastings proposals of LightLDA
 // (Yuan et al., WWW 2015) in place of O(K) Gibbs draws. Each block of
-// documents plays one AD-LDA processor: it starts from the global counts G of
-// its wave's start and sees its own changes D, so its tokens are drawn from
-// the collapsed conditional
+// documents plays one AD-LDA processor: it starts from the counts G it is
+// given and sees its own changes D, so its tokens are drawn from the
+// collapsed conditional
 //
 //	π(k) ∝ (C_dk^(−i) + α)·(n_kw^(−i) + β)/(n_k^(−i) + Vβ),  n = G + D,
 //
-// which ignores the changes of the other blocks of its wave: that is the
+// which ignores the changes of the blocks that G leaves out: that is the
 // AD-LDA approximation, and the reason this kernel is not exact. The blocks
-// run in waves of collapsedWave, and G takes in a wave's changes before the
-// next wave starts, so a block misses at most seven other blocks' changes.
-// AD-LDA proper synchronises once per iteration, so every block would miss
-// the changes of the whole corpus; on WordNet glosses (K = 50, 58 blocks of
-// 16,384 tokens) that left the collapsed log-likelihood of the state 0.069
-// nats per token below collapsed Gibbs' after 300 sweeps, and the partially
-// collapsed chain that follows the burn-in had to climb out of that bias
-// first, losing held-out perplexity on the way (see Config.BurnIn). It mixes far
-// faster than the partially collapsed kernel from a random start (a token's
-// own count does not pin it to its topic), so MH chains run it for their
-// first Config.BurnIn iterations, and Config.Sampler "adlda" runs it
-// throughout — the conventional distributed baseline.
+// run in waves of collapsedWave: G of a block holds the moves of every
+// block of the earlier waves, so a block misses at most the changes of the
+// seven blocks of its wave before it. AD-LDA proper synchronises once per
+// iteration, so every block would miss the changes of the whole corpus; on
+// WordNet glosses (K = 50, 58 blocks of 16,384 tokens) that left the
+// collapsed log-likelihood of the state 0.069 nats per token below
+// collapsed Gibbs' after 300 sweeps, and the partially collapsed chain that
+// follows the burn-in had to climb out of that bias first, losing held-out
+// perplexity on the way (see Config.BurnIn). It mixes far faster than the
+// partially collapsed kernel from a random start (a token's own count does
+// not pin it to its topic), so MH chains run it for their first
+// Config.BurnIn iterations, and Config.Sampler "adlda" runs it throughout —
+// the conventional distributed baseline.
 //
 // Proposals: LightLDA's word proposal q_w(k) ∝ (G_kw + β)/(G_k + Vβ),
 // drawn as a mixture of a sparse alias table over the topics with G_kw > 0
@@ -44,18 +45,26 @@ import (
 // exact q, so within a block the kernel leaves π invariant.
 
 // collapsedWave is the number of blocks in a wave of the collapsed kernel:
-// the blocks of a wave are sampled in parallel from the same counts, and
-// their changes merge into the counts before the next wave starts. Fewer
-// blocks per wave (or smaller blocks) leave less of the corpus unseen by a
-// block; more keep more workers busy. Changing it changes the result; the
-// number of workers does not.
+// every block of a wave starts from the counts G⁰ of the iteration's start
+// plus the moves of all earlier waves, so its draws ignore the other blocks
+// of its wave. A worker takes the blocks in order and, before the first
+// block of a wave, takes into its view the moves of the wave before,
+// applying each block's as soon as that block is done. Fewer blocks per
+// wave (or smaller blocks) leave less of the corpus unseen by a block; more
+// keep more workers busy. Changing it changes the result; the number of
+// workers does not. A sliding window in place of waves — block b seeing
+// every block before b−3, so that no worker waits at a wave's end — ran
+// faster with 2 workers, but on WordNet glosses (K = 50, min-df 2, 225
+// sweeps, seeds 1–3) its held-out perplexity was 4,193 on average against
+// 4,144 with waves (bench/ldabench -samplers adlda); missing the 7 blocks
+// before instead of 3 gave 4,165 over seeds 1–6 against 4,142.
 const collapsedWave = 8
 
 // collapsedState is the per-iteration state of the collapsed kernel. The
 // proposal tables use the counts G⁰ of the iteration's start (m.nkw and the
-// fields nk to mass); the target uses the counts G of the wave's start,
-// which every worker's view holds outside the entries its current block
-// has changed, with the totals in cur and invCur.
+// fields nk to mass); the target of block b uses the counts G_b of its
+// wave's start, which its worker's view and totals hold outside the entries
+// the block has changed.
 type collapsedState struct {
 	nk         []int32       // G⁰_k
 	invNk      []float64     // 1/(G⁰_k + Vβ)
@@ -63,21 +72,27 @@ type collapsedState struct {
 	smoothLem  uint32
 	smoothMass float64   // Σ_k β/(G⁰_k + Vβ)
 	mass       []float64 // Σ_k G⁰_kw/(G⁰_k + Vβ) per word
-	cur        []int32   // G_k
-	invCur     []float64 // 1/(G_k + Vβ)
-	// Per block of the current wave (by position in the wave): its moves,
-	// as pairs (from, to) of indices into nkw in the order made, and its
-	// change of the topic totals.
+	// Per block: its moves, as pairs (from, to) of indices into nkw in the
+	// order made; its change of the topic totals; and a channel closed when
+	// both are written.
 	moves  [][]int32
 	deltaK [][]int32
+	done   []chan struct{}
+	// viewsAt is the iteration whose start counts every worker's view
+	// holds, or −1: after a whole sweep the views have taken in every move,
+	// so the next iteration need not copy the counts into them.
+	viewsAt int
 }
 
 // collapsedWorker is the per-goroutine state of the collapsed kernel: the
-// block's view of the counts n = G + D (word-major like nkw, in one array so
-// a token reads one column) and the block's moves so far.
+// view of the counts n = G_b + D of the block b being sampled, D its
+// changes (word-major like nkw, in one array so a token reads one column),
+// and the block's moves so far.
 type collapsedWorker struct {
 	nkw     []int32   // G_kw + D_kw
 	nk      []int32   // G_k + D_k
+	base    []int32   // G_k
+	applied int       // the view holds the moves of blocks [0, applied)
 	touched []int32   // the moves: pairs (from, to) of indices into nkw
 	inv     []float64 // 1/(G_k + D_k + Vβ), kept current by move
 	topics  []uint16  // the short document's distinct topics (a topic may stay after its count falls to 0)
@@ -92,16 +107,15 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 	if cs == nil {
 		cs = &collapsedState{
 			nk: make([]int32, k), invNk: make([]float64, k), smooth: make([]alias.Entry, k), smoothLem: alias.LemireBound(k), mass: make([]float64, v),
-			cur: make([]int32, k), invCur: make([]float64, k), moves: make([][]int32, collapsedWave), deltaK: make([][]int32, collapsedWave),
-		}
-		for i := range cs.deltaK {
-			cs.deltaK[i] = parallel.Padded[int32](k)
+			viewsAt: -1,
 		}
 		m.coll = cs
 		for _, sw := range m.sweepers {
-			sw.col = &collapsedWorker{nkw: make([]int32, k*v), nk: parallel.Padded[int32](k), inv: parallel.Padded[float64](k)}
+			sw.col = &collapsedWorker{nkw: make([]int32, k*v), nk: parallel.Padded[int32](k), base: parallel.Padded[int32](k), inv: parallel.Padded[float64](k)}
 		}
 	}
+	copyViews := cs.viewsAt != m.iter
+	cs.viewsAt = -1
 	clear(cs.nk)
 	for w := 0; w < v; w++ {
 		for t, c := range m.nkw[w*k : (w+1)*k] {
@@ -116,17 +130,18 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 		smooth[t] = m.beta * cs.invNk[t]
 		cs.smoothMass += smooth[t]
 	}
-	copy(cs.cur, cs.nk)
-	copy(cs.invCur, cs.invNk)
 	var ab alias.Builder
 	ab.Build(cs.smooth, smooth, cs.smoothMass)
 	p := m.phi
 	nb := (v + phiBlock - 1) / phiBlock
 	return parallel.Blocks(ctx, len(m.phiWorkers), nb, func(wi, b int) {
-		// Every sweeper's view starts at G: copy this word block.
+		// Every sweeper's view starts at G⁰: copy this word block, unless
+		// the last sweep left them there.
 		lo, hi := b*phiBlock*k, min(v, (b+1)*phiBlock)*k
-		for _, sw := range m.sweepers {
-			copy(sw.col.nkw[lo:hi], m.nkw[lo:hi])
+		if copyViews {
+			for _, sw := range m.sweepers {
+				copy(sw.col.nkw[lo:hi], m.nkw[lo:hi])
+			}
 		}
 		pw := m.phiWorkers[wi]
 		sp := p.sparse[b][:0]
@@ -156,40 +171,53 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 	})
 }
 
-// sweepCollapsed samples every token once with the collapsed kernel, in
-// waves of collapsedWave blocks.
+// sweepCollapsed samples every token once with the collapsed kernel in
+// waves of collapsedWave blocks, and leaves every worker's view at the
+// counts of the sweep's end.
 func (m *MH) sweepCollapsed(ctx context.Context) error {
 	nb := len(m.blocks) - 1
 	cs := m.coll
-	vb := float64(m.v) * m.beta
-	for w0 := 0; w0 < nb; w0 += collapsedWave {
-		n := min(collapsedWave, nb-w0)
-		if err := parallel.Blocks(ctx, len(m.sweepers), n, func(wi, i int) { m.sweepBlockCollapsed(m.sweepers[wi], w0+i) }); err != nil {
-			return err
-		}
-		if w0+n == nb {
-			break // the recount after the sweep replaces G and the views
-		}
-		// Every view takes in the wave's moves; integer counts make the
-		// order immaterial.
-		moves := cs.moves[:n]
-		if err := parallel.Blocks(ctx, len(m.sweepers), len(m.sweepers), func(_, r int) {
-			for _, mv := range moves {
-				applyMoves(m.sweepers[r].col.nkw, mv, 1)
-			}
-		}); err != nil {
-			return err
-		}
-		for _, d := range cs.deltaK[:n] {
-			for t, x := range d[:m.k] {
-				cs.cur[t] += x
-			}
-		}
-		for t, c := range cs.cur {
-			cs.invCur[t] = 1 / (float64(c) + vb)
+	if len(cs.done) != nb {
+		cs.moves, cs.deltaK, cs.done = make([][]int32, nb), make([][]int32, nb), make([]chan struct{}, nb)
+		for b := range cs.deltaK {
+			cs.deltaK[b] = parallel.Padded[int32](m.k)
 		}
 	}
+	for b := range cs.done {
+		cs.done[b] = make(chan struct{})
+	}
+	for _, sw := range m.sweepers {
+		copy(sw.col.base, cs.nk)
+		sw.col.applied = 0
+	}
+	if err := parallel.Blocks(ctx, len(m.sweepers), nb, func(wi, b int) {
+		sw := m.sweepers[wi]
+		m.catchUp(sw.col, b-b%collapsedWave)
+		m.sweepBlockCollapsed(sw, b)
+		close(cs.done[b])
+	}); err != nil {
+		return err
+	}
+	// Every block has run: the views take in the last moves.
+	_ = parallel.Blocks(context.Background(), len(m.sweepers), len(m.sweepers), func(_, r int) { m.catchUp(m.sweepers[r].col, nb) })
+	cs.viewsAt = m.iter + 1
 	return nil
+}
+
+// catchUp takes into cw's view and totals the moves of the blocks before
+// upto it does not hold yet, waiting for each to finish. A block waits only
+// for blocks before it, which other workers took earlier and finish
+// whatever happens to ctx, so no wait is endless.
+func (m *MH) catchUp(cw *collapsedWorker, upto int) {
+	cs := m.coll
+	for ; cw.applied < upto; cw.applied++ {
+		b := cw.applied
+		<-cs.done[b]
+		applyMoves(cw.nkw, cs.moves[b], 1)
+		for t, x := range cs.deltaK[b][:m.k] {
+			cw.base[t] += x
+		}
+	}
 }
 
 // applyMoves makes the moves mv, pairs (from, to) of indices into counts,
@@ -202,11 +230,10 @@ func applyMoves(counts, mv []int32, d int32) {
 }
 
 // sweepBlockCollapsed samples the tokens of block blk with the collapsed
-// kernel, and leaves the block's changes in m.coll.moves[i] and
-// m.coll.deltaK[i], i its position in its wave, with the worker's view back
-// at G.
+// kernel from the counts G_blk in the worker's view and totals, and leaves
+// the block's changes in m.coll.moves[blk] and m.coll.deltaK[blk], with the
+// view back at G_blk.
 func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
-	i := blk % collapsedWave // waves start at multiples of collapsedWave
 	src := sw.src
 	src.Seed(rng.Key(m.cfg.Seed, "lda", "adlda", m.iter, blk))
 	cw, cs, p := sw.col, m.coll, m.phi
@@ -217,9 +244,11 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 	kAlpha := float64(k) * alpha
 	gkw, nkw, nk := m.nkw, cw.nkw, cw.nk[:k]
 	invNk := cs.invNk[:k]
-	copy(nk, cs.cur) // D is zero at the start of a block
-	copy(cw.inv, cs.invCur)
-	cw.touched = cs.moves[i][:0]
+	copy(nk, cw.base) // D is zero at the start of a block
+	for t, c := range nk {
+		cw.inv[t] = 1 / (float64(c) + vb)
+	}
+	cw.touched = cs.moves[blk][:0]
 	cnt := sw.cnt[:k]
 	end := m.docStart[m.blocks[blk+1]]
 	for d := m.blocks[blk]; d < m.blocks[blk+1]; d++ {
@@ -292,12 +321,12 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 			cnt[t] = 0
 		}
 	}
-	// Undo the moves on the view, which returns to G; the wave's merge
-	// applies them to every view.
+	// Undo the moves on the view, which returns to G_blk; catchUp applies
+	// them to every view in turn.
 	applyMoves(nkw, cw.touched, -1)
-	cs.moves[i], cw.touched = cw.touched, nil
+	cs.moves[blk], cw.touched = cw.touched, nil
 	for t, x := range nk {
-		cs.deltaK[i][t] = x - cs.cur[t]
+		cs.deltaK[blk][t] = x - cw.base[t]
 	}
 }
 

@@ -209,15 +209,16 @@ func stateOf(z []uint16) int {
 	return s
 }
 
-// TestCollapsedWaves checks the waves of the collapsed kernel: a block must
-// start from the counts with every earlier wave's moves in, and a block's
-// own moves must reach no other block of its wave. After one sweep every
-// worker's view and the merged totals must therefore equal the counts of
-// the state in which the blocks before the last wave hold their new topics
-// and the last wave's blocks their old ones (the last wave is not merged:
-// the recount after the sweep replaces the views). Without waves the views
-// would still hold the counts of the sweep's start; with a merge that lost
-// or doubled a move they would differ from these counts.
+// TestCollapsedWaves checks which counts each block of the collapsed
+// kernel starts from: block b must see the moves of every block of the
+// waves before its own and of no other block, whatever the number of
+// workers. After a sweep with three workers the test replays every block
+// alone on a fresh view holding exactly those counts; each replay must draw
+// the block's new topics again (a block's draws depend on its view, so a
+// view that lost, doubled or added a move would, with near certainty on
+// blocks of 30 tokens, draw differently). Then every worker's view must
+// hold the counts of the sweep's end, which the next iteration starts from
+// without copying them, and a Reinit must make it copy again.
 func TestCollapsedWaves(t *testing.T) {
 	c := &corpus.Corpus{V: 7}
 	r := rng.Derive(1, "collapsed waves corpus")
@@ -228,50 +229,82 @@ func TestCollapsedWaves(t *testing.T) {
 		}
 	}
 	c.DocStart = append(c.DocStart, len(c.Words))
-	for _, workers := range []int{1, 3} {
-		m, err := NewMH(c, Config{K: 4, Sampler: SamplerADLDA, Workers: workers, BlockSize: 30, Seed: 2})
-		if err != nil {
-			t.Fatal(err)
+	m, err := NewMH(c, Config{K: 4, Sampler: SamplerADLDA, Workers: 3, BlockSize: 30, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := m.Run(ctx, 2, nil); err != nil { // a state with structure
+		t.Fatal(err)
+	}
+	nb := len(m.blocks) - 1
+	if nb < 4*collapsedWave {
+		t.Fatalf("%d blocks; want at least %d", nb, 4*collapsedWave)
+	}
+	z0 := append([]uint16(nil), m.z...)
+	if err := m.prepareCollapsed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.sweepCollapsed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	z1 := append([]uint16(nil), m.z...)
+	countsOf := func(z []uint16) (nkw, nk []int32) {
+		nkw, nk = make([]int32, m.k*m.v), make([]int32, m.k)
+		for i, t := range z {
+			nkw[int(m.words[i])*m.k+int(t)]++
+			nk[t]++
 		}
-		ctx := context.Background()
-		if err := m.Run(ctx, 2, nil); err != nil { // a state with structure
-			t.Fatal(err)
+		return nkw, nk
+	}
+	sw := &sweepWorker{src: rand.NewChaCha8([32]byte{}), cnt: make([]int32, m.k)}
+	sw.col = &collapsedWorker{nk: make([]int32, m.k), inv: make([]float64, m.k)}
+	moved := 0
+	for b := range nb {
+		cut := m.docStart[m.blocks[b-b%collapsedWave]]
+		s, e := m.docStart[m.blocks[b]], m.docStart[m.blocks[b+1]]
+		mixed := append(append([]uint16(nil), z1[:cut]...), z0[cut:]...)
+		sw.col.nkw, sw.col.base = countsOf(mixed)
+		copy(m.z[s:e], z0[s:e])
+		m.sweepBlockCollapsed(sw, b)
+		if !slices.Equal(m.z[s:e], z1[s:e]) {
+			t.Errorf("block %d: replayed from the counts with blocks [0, %d) moved, it draws other topics than in the sweep", b, b-b%collapsedWave)
 		}
-		nb := len(m.blocks) - 1
-		last := (nb - 1) / collapsedWave * collapsedWave // first block of the last wave
-		if last < 2*collapsedWave {
-			t.Fatalf("%d blocks make %d full waves; want at least 2", nb, last/collapsedWave)
+		if !slices.Equal(z0[s:e], z1[s:e]) {
+			moved++
 		}
-		z0 := append([]uint16(nil), m.z...)
-		if err := m.prepareCollapsed(ctx); err != nil {
-			t.Fatal(err)
+	}
+	if moved < nb/2 {
+		t.Fatalf("only %d of %d blocks changed a topic; the replays would not see a wrong view", moved, nb)
+	}
+	want, _ := countsOf(z1)
+	for r, sw := range m.sweepers {
+		if !slices.Equal(sw.col.nkw, want) {
+			t.Errorf("view %d after the sweep differs from the counts of the sweep's end", r)
 		}
-		if err := m.sweepCollapsed(ctx); err != nil {
-			t.Fatal(err)
-		}
-		cut := m.docStart[m.blocks[last]]
-		mixed := append(append([]uint16(nil), m.z[:cut]...), z0[cut:]...)
-		if slices.Equal(mixed, z0) {
-			t.Fatal("no token before the last wave moved; the test would not see a missing merge")
-		}
-		want := make([]int32, m.k*m.v)
-		wantK := make([]int32, m.k)
-		for i, z := range mixed {
-			want[int(m.words[i])*m.k+int(z)]++
-			wantK[z]++
-		}
-		for r, sw := range m.sweepers {
-			if !slices.Equal(sw.col.nkw, want) {
-				t.Errorf("%d workers: view %d differs from the counts at the last wave's start", workers, r)
-			}
-		}
-		if !slices.Equal(m.coll.cur, wantK) {
-			t.Errorf("%d workers: merged totals %v, want %v", workers, m.coll.cur, wantK)
-		}
-		for k, x := range m.coll.invCur {
-			if want := 1 / (float64(wantK[k]) + float64(m.v)*m.beta); x != want {
-				t.Errorf("%d workers: invCur[%d] = %v, want %v", workers, k, x, want)
-			}
+	}
+	m.recount()
+	m.iter++
+	if m.coll.viewsAt != m.iter {
+		t.Errorf("after a whole sweep the views are marked as of iteration %d; want %d", m.coll.viewsAt, m.iter)
+	}
+	// A Reinit changes the topics: the views must be copied again.
+	phi := make([]float64, m.k*m.v)
+	for i := range phi {
+		phi[i] = 1 / float64(m.v)
+	}
+	if err := m.SetPhi(ctx, phi); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Reinit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.prepareCollapsed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for r, sw := range m.sweepers {
+		if !slices.Equal(sw.col.nkw, m.nkw) {
+			t.Errorf("view %d after Reinit differs from the counts", r)
 		}
 	}
 }

@@ -447,6 +447,9 @@ func (m *MH) Reinit(ctx context.Context) error {
 	if m.phiStale {
 		return errors.New("lda: Reinit: no Φ to draw from; call SetPhi or Run first")
 	}
+	if m.coll != nil {
+		m.coll.viewsAt = -1 // the collapsed kernel's views no longer hold the counts
+	}
 	p := m.phi
 	err := parallel.Blocks(ctx, len(m.sweepers), len(m.blocks)-1, func(_, b int) {
 		r := rng.Derive(m.cfg.Seed, "lda", "reinit", m.iter, b)
