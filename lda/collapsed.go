@@ -116,11 +116,15 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 	}
 	copyViews := cs.viewsAt != m.iter
 	cs.viewsAt = -1
-	clear(cs.nk)
-	for w := 0; w < v; w++ {
-		for t, c := range m.nkw[w*k : (w+1)*k] {
-			cs.nk[t] += c
+	if copyViews {
+		clear(cs.nk)
+		for w := 0; w < v; w++ {
+			for t, c := range m.nkw[w*k : (w+1)*k] {
+				cs.nk[t] += c
+			}
 		}
+	} else {
+		copy(cs.nk, m.sweepers[0].col.base) // the totals of the views, and of nkw
 	}
 	vb := float64(v) * m.beta
 	smooth := make([]float64, k)
@@ -172,8 +176,8 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 }
 
 // sweepCollapsed samples every token once with the collapsed kernel in
-// waves of collapsedWave blocks, and leaves every worker's view at the
-// counts of the sweep's end.
+// waves of collapsedWave blocks, and leaves the counts nkw and every
+// worker's view at the counts of the new topics.
 func (m *MH) sweepCollapsed(ctx context.Context) error {
 	nb := len(m.blocks) - 1
 	cs := m.coll
@@ -198,8 +202,17 @@ func (m *MH) sweepCollapsed(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	// Every block has run: the views take in the last moves.
-	_ = parallel.Blocks(context.Background(), len(m.sweepers), len(m.sweepers), func(_, r int) { m.catchUp(m.sweepers[r].col, nb) })
+	// Every block has run: the views take in the last moves, and hold the
+	// counts of the new topics, which become G⁰ of the next iteration.
+	bg := context.Background()
+	_ = parallel.Blocks(bg, len(m.sweepers), len(m.sweepers), func(_, r int) { m.catchUp(m.sweepers[r].col, nb) })
+	view := m.sweepers[0].col
+	const chunk = 1 << 16
+	_ = parallel.Blocks(bg, len(m.sweepers), (len(m.nkw)+chunk-1)/chunk, func(_, c int) {
+		lo, hi := c*chunk, min(len(m.nkw), (c+1)*chunk)
+		copy(m.nkw[lo:hi], view.nkw[lo:hi])
+	})
+	m.countsStale = false
 	cs.viewsAt = m.iter + 1
 	return nil
 }

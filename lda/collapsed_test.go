@@ -216,9 +216,10 @@ func stateOf(z []uint16) int {
 // alone on a fresh view holding exactly those counts; each replay must draw
 // the block's new topics again (a block's draws depend on its view, so a
 // view that lost, doubled or added a move would, with near certainty on
-// blocks of 30 tokens, draw differently). Then every worker's view must
-// hold the counts of the sweep's end, which the next iteration starts from
-// without copying them, and a Reinit must make it copy again.
+// blocks of 30 tokens, draw differently). Then the counts and every
+// worker's view must hold the counts of the sweep's end, which the next
+// iteration starts from without copying them, and a Reinit must make it
+// copy again.
 func TestCollapsedWaves(t *testing.T) {
 	c := &corpus.Corpus{V: 7}
 	r := rng.Derive(1, "collapsed waves corpus")
@@ -249,14 +250,11 @@ func TestCollapsedWaves(t *testing.T) {
 		t.Fatal(err)
 	}
 	z1 := append([]uint16(nil), m.z...)
-	countsOf := func(z []uint16) (nkw, nk []int32) {
-		nkw, nk = make([]int32, m.k*m.v), make([]int32, m.k)
-		for i, t := range z {
-			nkw[int(m.words[i])*m.k+int(t)]++
-			nk[t]++
-		}
-		return nkw, nk
-	}
+	// The sweep left the counts of its end in nkw; the replays need the
+	// proposal tables' counts G⁰ there.
+	nkw1 := slices.Clone(m.nkw)
+	nkw0, _ := countsOfState(m, z0)
+	copy(m.nkw, nkw0)
 	sw := &sweepWorker{src: rand.NewChaCha8([32]byte{}), cnt: make([]int32, m.k)}
 	sw.col = &collapsedWorker{nk: make([]int32, m.k), inv: make([]float64, m.k)}
 	moved := 0
@@ -264,7 +262,7 @@ func TestCollapsedWaves(t *testing.T) {
 		cut := m.docStart[m.blocks[b-b%collapsedWave]]
 		s, e := m.docStart[m.blocks[b]], m.docStart[m.blocks[b+1]]
 		mixed := append(append([]uint16(nil), z1[:cut]...), z0[cut:]...)
-		sw.col.nkw, sw.col.base = countsOf(mixed)
+		sw.col.nkw, sw.col.base = countsOfState(m, mixed)
 		copy(m.z[s:e], z0[s:e])
 		m.sweepBlockCollapsed(sw, b)
 		if !slices.Equal(m.z[s:e], z1[s:e]) {
@@ -277,13 +275,15 @@ func TestCollapsedWaves(t *testing.T) {
 	if moved < nb/2 {
 		t.Fatalf("only %d of %d blocks changed a topic; the replays would not see a wrong view", moved, nb)
 	}
-	want, _ := countsOf(z1)
+	want, wantK := countsOfState(m, z1)
 	for r, sw := range m.sweepers {
-		if !slices.Equal(sw.col.nkw, want) {
+		if !slices.Equal(sw.col.nkw, want) || !slices.Equal(sw.col.base, wantK) {
 			t.Errorf("view %d after the sweep differs from the counts of the sweep's end", r)
 		}
 	}
-	m.recount()
+	if !slices.Equal(nkw1, want) || m.countsStale {
+		t.Error("the counts after the sweep differ from those of the sweep's end")
+	}
 	m.iter++
 	if m.coll.viewsAt != m.iter {
 		t.Errorf("after a whole sweep the views are marked as of iteration %d; want %d", m.coll.viewsAt, m.iter)
@@ -307,4 +307,15 @@ func TestCollapsedWaves(t *testing.T) {
 			t.Errorf("view %d after Reinit differs from the counts", r)
 		}
 	}
+}
+
+// countsOfState returns the word-topic counts (word-major) and topic totals
+// of m's tokens with topics z.
+func countsOfState(m *MH, z []uint16) (nkw, nk []int32) {
+	nkw, nk = make([]int32, m.k*m.v), make([]int32, m.k)
+	for i, t := range z {
+		nkw[int(m.words[i])*m.k+int(t)]++
+		nk[t]++
+	}
+	return nkw, nk
 }

@@ -269,7 +269,6 @@ func (m *MH) step(ctx context.Context) error {
 			m.countsStale = true
 			return err
 		}
-		m.recount()
 		m.iter++
 		m.phiStale = true
 		if !m.collapsedNext() {
