@@ -30,6 +30,10 @@ const (
 	DefaultMHSteps    = 2
 	DefaultBlockSize  = 1 << 10
 	DefaultExactLen   = 64
+	// DefaultExactSweeps is how many sweeps of the partially collapsed
+	// kernel end a default LDA chain of 100 iterations or more (see
+	// Config.BurnIn).
+	DefaultExactSweeps = 10
 )
 
 // Config configures training. The zero value of every field means the
@@ -78,25 +82,32 @@ type Config struct {
 	// collapsed AD-LDA kernel (see SamplerADLDA) instead of the partially
 	// collapsed one — for SentenceLDA on the tokens as plain LDA, after
 	// which each sentence takes its tokens' majority topic; negative for
-	// none. Default: 9/10 of Iterations for LDA, 1/2 for SentenceLDA.
+	// none. Default for LDA: all but the last DefaultExactSweeps (10)
+	// sweeps, or all but the last tenth when that is fewer; for SentenceLDA
+	// 1/2 of Iterations.
 	// The partially collapsed chain keeps an item pinned to its topic
 	// while its own count props up φ there, and a topic that empties gets
 	// a spiky Dirichlet(β) row few items can enter, so it forms topics
 	// about half as fast per sweep as collapsed Gibbs even with exact
 	// draws; the collapsed kernel, with exact-conditional proposals in short
-	// documents, forms them nearly as fast as collapsed Gibbs. On WordNet
-	// glosses at K = 50 (bench/foundation.sh, seeds 1–3) 300 sweeps with 2
-	// workers (270 of them burn-in) reach a held-out perplexity of 3,522 on
-	// average in about 30 s, where 300 sweeps of collapsed Gibbs give 3,520
-	// in about 84 s on one core; 225 sweeps give 3,601 (2.3% above), and
+	// documents, forms them nearly as fast as collapsed Gibbs. Its first
+	// sweeps after the burn-in cost held-out perplexity, since each draws
+	// the topics against a sampled Φ, so the exact phase is kept short: on
+	// WordNet glosses at K = 50 (bench/ldabench, min-df 2, seeds 1–3) 225
+	// sweeps ending in 23 exact ones gave 4,173 on average and ending in 10
+	// gave 4,159; 250 sweeps ending in 10 gave 4,117, against 4,083 for 300
+	// sweeps of collapsed Gibbs. With bench/foundation.sh (seeds 1–3), 225
+	// sweeps with 2 workers reach a held-out perplexity of 3,576 on average
+	// (1.6% above collapsed Gibbs' 3,520 after 300 sweeps) in about 22 s,
+	// where Gibbs takes about 90 s on one core; 300 sweeps give 3,503, and
 	// the partially collapsed chain alone needs about 550 sweeps for
 	// comparable quality. The burn-in only sets the starting point of the
-	// exact chain, so it must leave the chain near the posterior: with AD-LDA's
-	// once-per-iteration synchronisation instead of the kernel's waves (see
-	// BlockSize) the exact chain first lost held-out perplexity for about 50
-	// sweeps while it climbed out of the burn-in's bias (WordNet, min-df 5:
-	// 2,841 after 300 sweeps against 2,801 with waves of blocks of 4,096
-	// and 2,778 for Gibbs).
+	// exact chain, so it must leave the chain near the posterior: with
+	// AD-LDA's once-per-iteration synchronisation instead of the kernel's
+	// waves (see BlockSize) the exact chain first lost held-out perplexity
+	// for about 50 sweeps while it climbed out of the burn-in's bias
+	// (WordNet, min-df 5: 2,841 after 300 sweeps against 2,801 with waves
+	// of blocks of 4,096 and 2,778 for Gibbs).
 	BurnIn int `json:"burn_in"`
 	// ExactLen is the length up to which the partially collapsed plain-LDA
 	// kernel draws a token's topic exactly from its conditional
@@ -149,7 +160,7 @@ func (c Config) withDefaults() Config {
 	case c.BurnIn == 0 && c.Model == ModelSLDA:
 		c.BurnIn = c.Iterations / 2
 	case c.BurnIn == 0:
-		c.BurnIn = c.Iterations * 9 / 10
+		c.BurnIn = c.Iterations - min(DefaultExactSweeps, c.Iterations-c.Iterations*9/10)
 	case c.BurnIn < 0:
 		c.BurnIn = 0
 	}

@@ -38,11 +38,12 @@
 // a random start than collapsed samplers — an item's own count props up φ
 // at its topic, and a topic that empties gets a spiky Dirichlet(β) row that
 // few items can enter — so by default an MH chain starts with a burn-in of
-// the collapsed AD-LDA kernel (Config.BurnIn): the first 9/10 of the sweeps
-// for LDA, where short documents take an independence MH step whose
-// proposal is nearly the collapsed conditional, so topics form as fast as
-// with collapsed Gibbs; the first half for SentenceLDA, on the tokens as
-// plain LDA, after which every sentence takes its tokens' majority topic.
+// the collapsed AD-LDA kernel (Config.BurnIn): all but the last 10 sweeps
+// (or the last tenth, if fewer) for LDA, where short documents take an
+// independence MH step whose proposal is nearly the collapsed conditional,
+// so topics form as fast as with collapsed Gibbs; the first half for
+// SentenceLDA, on the tokens as plain LDA, after which every sentence takes
+// its tokens' majority topic.
 //
 // Usage:
 //

@@ -30,8 +30,9 @@ func newTrainCmd(e *env) *cobra.Command {
 		Long: `train fits a topic model to one corpus: the single-party and pooled-data
 baseline of every federated method. The default sampler (--sampler mh) runs
 on all cores and never depends on their number: a burn-in with the collapsed
-AD-LDA kernel (9/10 of the sweeps), then the partially collapsed chain, which
-draws Φ from its Dirichlet after every sweep; tokens in documents of at most
+AD-LDA kernel (all but the last 10 sweeps, or the last tenth if fewer), then
+the partially collapsed chain, which draws Φ from its Dirichlet after every
+sweep; tokens in documents of at most
 --exact-len tokens are drawn exactly from their conditional, longer ones take
 O(1) Metropolis-Hastings steps. --sampler gibbs is the exact collapsed Gibbs
 sampler on one core; --model slda gives every sentence one topic.`,
