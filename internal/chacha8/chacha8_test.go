@@ -1,0 +1,80 @@
+package chacha8
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// paths runs f once per way a Stream can compute its epochs on this
+// machine: with AVX-512 where it has it, and from the standard library.
+func paths(t *testing.T, f func(t *testing.T)) {
+	saved := useAVX512
+	defer func() { useAVX512 = saved }()
+	if saved {
+		t.Run("avx512", f)
+	} else {
+		t.Log("no AVX-512 here: only the standard library's path is tested")
+	}
+	useAVX512 = false
+	t.Run("std", f)
+}
+
+// TestSameStream checks that a Stream outputs the standard library's
+// ChaCha8 stream word for word: for 64 random keys, 10,000 words each (80
+// epochs, every reseed), and again after Seed restarts a used Stream.
+func TestSameStream(t *testing.T) {
+	paths(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(1, 2))
+		s := New([32]byte{})
+		for k := range 64 {
+			var key [32]byte
+			for i := range key {
+				key[i] = byte(r.Uint32())
+			}
+			if k%2 == 0 {
+				s = New(key)
+			} else {
+				s.Seed(key) // restarts a Stream part-way through an epoch
+			}
+			want := rand.NewChaCha8(key)
+			for i := range 10000 + k {
+				if x, y := s.Uint64(), want.Uint64(); x != y {
+					t.Fatalf("key %d, word %d: %#x; want %#x", k, i, x, y)
+				}
+			}
+		}
+	})
+}
+
+// TestRand checks that a *rand.Rand on a Stream draws what one on the
+// standard library's ChaCha8 draws.
+func TestRand(t *testing.T) {
+	paths(t, func(t *testing.T) {
+		key := [32]byte{7, 1, 2}
+		a, b := rand.New(New(key)), rand.New(rand.NewChaCha8(key))
+		for i := range 1000 {
+			if x, y := a.IntN(1000+i), b.IntN(1000+i); x != y {
+				t.Fatalf("draw %d: %d; want %d", i, x, y)
+			}
+		}
+	})
+}
+
+var sink uint64
+
+// BenchmarkUint64 compares a Stream with the standard library's ChaCha8,
+// per 64-bit word.
+func BenchmarkUint64(b *testing.B) {
+	b.Run("stream", func(b *testing.B) {
+		s := New([32]byte{1})
+		for b.Loop() {
+			sink += s.Uint64()
+		}
+	})
+	b.Run("std", func(b *testing.B) {
+		s := rand.NewChaCha8([32]byte{1})
+		for b.Loop() {
+			sink += s.Uint64()
+		}
+	})
+}
