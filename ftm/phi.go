@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"github.com/fedtopic/fedtopic/internal/alias"
+	"github.com/fedtopic/fedtopic/internal/chacha8"
 	"github.com/fedtopic/fedtopic/internal/parallel"
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
@@ -212,7 +212,7 @@ func (p *phi) buildTables(w0, w1 int) {
 // drawProposal draws a topic from the word proposal of proposal word w
 // with the 64-bit words of src: the high half picks a slot uniformly
 // (Lemire's method, rejecting below lemK), the low half is the coin.
-func (p *phi) drawProposal(src *rand.ChaCha8, w int32) int {
+func (p *phi) drawProposal(src *chacha8.Stream, w int32) int {
 	k := p.k
 	tab := p.tab[int(p.slot[w])*k : int(p.slot[w]+1)*k]
 	for {

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/fedtopic/fedtopic/corpus"
+	"github.com/fedtopic/fedtopic/internal/chacha8"
 	"github.com/fedtopic/fedtopic/privacy"
 )
 
@@ -342,7 +343,7 @@ type reader struct {
 	pe     []privacy.Entry
 	counts []privacy.Count
 	body   []byte // scratch encoding of a regenerated item
-	src    *rand.ChaCha8
+	src    *chacha8.Stream
 	r      *rand.Rand
 	enc    []byte // remaining encoding of the open block (compact mode)
 	redraw bool   // the open block is regenerated, not decoded
@@ -350,7 +351,7 @@ type reader struct {
 }
 
 func (st *store) newReader() *reader {
-	src := rand.NewChaCha8([32]byte{})
+	src := chacha8.New([32]byte{})
 	return &reader{st: st, src: src, r: rand.New(src)}
 }
 

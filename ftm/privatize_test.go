@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/fedtopic/fedtopic/corpus"
+	"github.com/fedtopic/fedtopic/internal/chacha8"
 	"github.com/fedtopic/fedtopic/internal/rng"
 	"github.com/fedtopic/fedtopic/privacy"
 )
@@ -66,7 +67,7 @@ func TestStoreReproducesMechanism(t *testing.T) {
 	for _, sentences := range []bool{false, true} {
 		// The reference: the mechanism on each document's stream.
 		var want [][]entry
-		chacha := rand.NewChaCha8([32]byte{})
+		chacha := chacha8.New([32]byte{})
 		r := rand.New(chacha)
 		docStart, itemStart := c.DocStart, []int(nil)
 		if sentences {

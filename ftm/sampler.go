@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/fedtopic/fedtopic/internal/alias"
+	"github.com/fedtopic/fedtopic/internal/chacha8"
 	"github.com/fedtopic/fedtopic/internal/parallel"
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
@@ -70,7 +71,7 @@ type chain struct {
 
 // sweeper is the scratch space of one goroutine of a sweep.
 type sweeper struct {
-	src  *rand.ChaCha8
+	src  *chacha8.Stream
 	rd   *reader
 	cnt  []int32   // C_d· of the document being sampled
 	c    []int64   // this worker's part of C_kw (or of its change)
@@ -96,7 +97,7 @@ func newChain(st *store, k int, alpha, beta float64, steps, workers int, seed ui
 	ch.narrow = st.valueBound < math.MaxInt32
 	for range workers {
 		sw := &sweeper{
-			src: rand.NewChaCha8([32]byte{}), rd: st.newReader(),
+			src: chacha8.New([32]byte{}), rd: st.newReader(),
 			cnt: parallel.Padded[int32](k), nk: parallel.Padded[int64](k),
 			prop: parallel.Padded[int](2 * steps), cand: parallel.Padded[int](2*steps + 1)[:0], ll: parallel.Padded[float64](2*steps + 1),
 		}
@@ -417,7 +418,7 @@ func candidateIndex(cand []int, t int) int {
 // accept decides a Metropolis–Hastings move whose acceptance ratio is
 // r·exp(llT − llCur). A move out of a state of probability zero (llCur =
 // −Inf) is taken whenever the new state has positive probability.
-func accept(src *rand.ChaCha8, r, llT, llCur float64) bool {
+func accept(src *chacha8.Stream, r, llT, llCur float64) bool {
 	if math.IsInf(llCur, -1) {
 		return !math.IsInf(llT, -1)
 	}
@@ -558,7 +559,7 @@ func unit(x uint64) float64 { return float64(x>>11) * 0x1p-53 }
 
 // uniformN returns a uniform integer in [0, n) for 0 < n < 2³² by Lemire's
 // multiply-shift method with rejection.
-func uniformN(src *rand.ChaCha8, n int) int {
+func uniformN(src *chacha8.Stream, n int) int {
 	bound := alias.LemireBound(n)
 	for {
 		m := (src.Uint64() >> 32) * uint64(n)

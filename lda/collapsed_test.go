@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fedtopic/fedtopic/corpus"
+	"github.com/fedtopic/fedtopic/internal/chacha8"
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
 
@@ -255,7 +256,7 @@ func TestCollapsedWaves(t *testing.T) {
 	nkw1 := slices.Clone(m.nkw)
 	nkw0, _ := countsOfState(m, z0)
 	copy(m.nkw, nkw0)
-	sw := &sweepWorker{src: rand.NewChaCha8([32]byte{}), cnt: make([]int32, m.k)}
+	sw := &sweepWorker{src: chacha8.New([32]byte{}), cnt: make([]int32, m.k)}
 	sw.col = &collapsedWorker{nk: make([]int32, m.k), inv: make([]float64, m.k)}
 	moved := 0
 	for b := range nb {

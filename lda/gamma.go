@@ -1,6 +1,7 @@
 package lda
 
 import (
+	"github.com/fedtopic/fedtopic/internal/chacha8"
 	"math"
 	"math/rand/v2"
 )
@@ -52,7 +53,7 @@ func newGammaSmall(a float64) gammaSmall {
 
 // drawSrc returns one Gamma(a, 1) variate, reading the 64-bit words of src
 // directly.
-func (g gammaSmall) drawSrc(src *rand.ChaCha8) float64 {
+func (g gammaSmall) drawSrc(src *chacha8.Stream) float64 {
 	x, _ := g.from(g.b*unit(src.Uint64()), src)
 	return x
 }
@@ -63,7 +64,7 @@ func (g gammaSmall) drawSrc(src *rand.ChaCha8) float64 {
 // underflows to 0. Callers may accept the common case themselves first —
 // p ≤ 1 and p^(1/a) < 2⁻⁵³, where acceptance is certain — and call from
 // only for the rest, as long as they draw the same uniforms.
-func (g gammaSmall) from(p float64, src *rand.ChaCha8) (x, lx float64) {
+func (g gammaSmall) from(p float64, src *chacha8.Stream) (x, lx float64) {
 	for {
 		if p <= 1 {
 			if g.pow > 0 {

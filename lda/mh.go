@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"github.com/fedtopic/fedtopic/corpus"
+	"github.com/fedtopic/fedtopic/internal/chacha8"
 	"github.com/fedtopic/fedtopic/internal/parallel"
 	"github.com/fedtopic/fedtopic/internal/rng"
 	"github.com/fedtopic/fedtopic/topic"
@@ -46,7 +46,7 @@ type MH struct {
 
 // sweepWorker is the scratch space of one goroutine of a sweep.
 type sweepWorker struct {
-	src *rand.ChaCha8
+	src *chacha8.Stream
 	cnt []int32          // C_d· of the document being sampled
 	col *collapsedWorker // collapsed kernel state, allocated on first use
 	_   [parallel.CacheGap]byte
@@ -137,7 +137,7 @@ func newMH(docStart []int, v, tokens int, words []int32, target Target, cfg Conf
 	m.phi = newPhi(m.k, v, propose, target != nil)
 	m.blocks = makeBlocks(docStart, cfg.BlockSize)
 	for range cfg.Workers {
-		m.sweepers = append(m.sweepers, &sweepWorker{src: rand.NewChaCha8([32]byte{}), cnt: parallel.Padded[int32](m.k)})
+		m.sweepers = append(m.sweepers, &sweepWorker{src: chacha8.New([32]byte{}), cnt: parallel.Padded[int32](m.k)})
 		m.phiWorkers = append(m.phiWorkers, newPhiWorker())
 	}
 	// Uniform initial topics, one stream per block.

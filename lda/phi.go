@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/fedtopic/fedtopic/internal/alias"
+	"github.com/fedtopic/fedtopic/internal/chacha8"
 	"github.com/fedtopic/fedtopic/internal/parallel"
 	"github.com/fedtopic/fedtopic/internal/prefetch"
 	"github.com/fedtopic/fedtopic/internal/rng"
@@ -173,7 +174,7 @@ func prefetchColumn[T int32 | float32](col []T, t int) {
 
 // phiWorker is the per-goroutine scratch of the Φ draw and finish.
 type phiWorker struct {
-	src     *rand.ChaCha8
+	src     *chacha8.Stream
 	r       *rand.Rand // src, for the normal variates of gammaMT
 	alias   aliasBuilder
 	topics  []uint16  // topics of the table being built
@@ -182,7 +183,7 @@ type phiWorker struct {
 }
 
 func newPhiWorker() *phiWorker {
-	src := rand.NewChaCha8([32]byte{})
+	src := chacha8.New([32]byte{})
 	return &phiWorker{src: src, r: rand.New(src)}
 }
 

@@ -3,10 +3,10 @@ package lda
 import (
 	"context"
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/fedtopic/fedtopic/corpus"
+	"github.com/fedtopic/fedtopic/internal/chacha8"
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
 
@@ -221,7 +221,7 @@ func TestExactDrawTail(t *testing.T) {
 		t.Fatalf("proposal table of word 0 holds %d topics, want 2", got)
 	}
 	const draws = 4_000_000
-	src := rand.NewChaCha8([32]byte{7})
+	src := chacha8.New([32]byte{7})
 	zd, wd := []uint16{0}, []int32{0}
 	obs := make([]int, 4)
 	for range draws {

@@ -2,10 +2,10 @@ package lda
 
 import (
 	"math"
-	"math/rand/v2"
 	"unsafe"
 
 	"github.com/fedtopic/fedtopic/internal/alias"
+	"github.com/fedtopic/fedtopic/internal/chacha8"
 	"github.com/fedtopic/fedtopic/internal/prefetch"
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
@@ -206,7 +206,7 @@ func (p *Phi) mixture(words []int32, k int) float64 {
 
 // uniformN returns a uniform integer in [0, n) for 0 < n < 2³², by
 // Lemire's multiply-shift method with rejection.
-func uniformN(src *rand.ChaCha8, n int) int {
+func uniformN(src *chacha8.Stream, n int) int {
 	bound := alias.LemireBound(n)
 	for {
 		m := (src.Uint64() >> 32) * uint64(n)
@@ -217,7 +217,7 @@ func uniformN(src *rand.ChaCha8, n int) int {
 }
 
 // drawWordSrc draws a topic from w's proposal table.
-func (p *Phi) drawWordSrc(src *rand.ChaCha8, w int) int {
+func (p *Phi) drawWordSrc(src *chacha8.Stream, w int) int {
 	for {
 		if t, ok := p.drawWord(w, src.Uint64()); ok {
 			return t
@@ -239,7 +239,7 @@ func (p *Phi) drawWordSrc(src *rand.ChaCha8, w int) int {
 // (beyond the reach of a Dirichlet draw) leaves the topic unchanged: its
 // conditional is 0 everywhere. While it samples token i it prefetches
 // the columns and tables of the tokens ahead (see ahead).
-func (p *Phi) exactDoc(src *rand.ChaCha8, zd []uint16, wd []int32, alpha float64, ah ahead) {
+func (p *Phi) exactDoc(src *chacha8.Stream, zd []uint16, wd []int32, alpha float64, ah ahead) {
 	k := p.K
 	for i, w := range wd {
 		p.prefetchToken(ah, i)

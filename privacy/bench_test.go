@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/fedtopic/fedtopic/internal/chacha8"
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
 
@@ -115,7 +116,7 @@ func BenchmarkThresholdedRegenerate(b *testing.B) {
 		b.Fatal(err)
 	}
 	idx := NewSeededSource(1).Indexed("party", 0, "tokens")
-	var c rand.ChaCha8
+	var c chacha8.Stream
 	r := rand.New(&c)
 	var dst []Entry
 	var compact []byte

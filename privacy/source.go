@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/fedtopic/fedtopic/internal/chacha8"
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
 
@@ -82,7 +83,7 @@ func (s *Source) UnmarshalBinary(b []byte) error {
 // ("party", 2, "round", 5, "noise"). Streams for different labels are
 // independent.
 func (s *Source) Stream(labels ...any) *rand.Rand {
-	return rand.New(rand.NewChaCha8(s.streamKey(labels)))
+	return rand.New(chacha8.New(s.streamKey(labels)))
 }
 
 func (s *Source) streamKey(labels []any) [32]byte {
@@ -121,4 +122,4 @@ func (x Indexed) Key(i uint64) [32]byte {
 
 // Seed reseeds c with index i's key, so that a *rand.Rand built once on c
 // yields index i's stream from its start.
-func (x Indexed) Seed(c *rand.ChaCha8, i uint64) { c.Seed(x.Key(i)) }
+func (x Indexed) Seed(c *chacha8.Stream, i uint64) { c.Seed(x.Key(i)) }

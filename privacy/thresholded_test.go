@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fedtopic/fedtopic/internal/chacha8"
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
 
@@ -160,7 +161,7 @@ func TestThresholdedReproducibleAndCompact(t *testing.T) {
 	}
 	src := NewSeededSource(9)
 	idx := src.Indexed("party", 1, "tokens")
-	var c rand.ChaCha8
+	var c chacha8.Stream
 	r := rand.New(&c)
 	for tok := range uint64(50) {
 		idx.Seed(&c, tok)

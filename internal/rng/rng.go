@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"github.com/fedtopic/fedtopic/internal/chacha8"
 	"math/rand/v2"
 )
 
@@ -13,7 +14,7 @@ import (
 // with a stable fmt %v form; the sequence is hashed with SHA-256 together with
 // each label's type so that ("a", 1) and ("a1") never collide.
 func Derive(seed uint64, labels ...any) *rand.Rand {
-	return rand.New(rand.NewChaCha8(Key(seed, labels...)))
+	return rand.New(chacha8.New(Key(seed, labels...)))
 }
 
 // Key returns the 32-byte ChaCha8 key Derive uses for seed and labels.
@@ -57,5 +58,5 @@ func Secure() *rand.Rand {
 	if _, err := crand.Read(key[:]); err != nil {
 		panic(fmt.Sprintf("rng: crypto/rand: %v", err))
 	}
-	return rand.New(rand.NewChaCha8(key))
+	return rand.New(chacha8.New(key))
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fedtopic/fedtopic/corpus"
 	"github.com/fedtopic/fedtopic/fed"
+	"github.com/fedtopic/fedtopic/internal/chacha8"
 	"github.com/fedtopic/fedtopic/internal/rng"
 	"github.com/fedtopic/fedtopic/topic"
 )
@@ -367,11 +368,11 @@ type sweeper struct {
 	touched []int
 	cnt     []int32
 	p       []float64
-	src     *rand.ChaCha8
+	src     *chacha8.Stream
 }
 
 func newSweeper(k, v int) *sweeper {
-	return &sweeper{dkw: make([]int32, k*v), dk: make([]int64, k), cnt: make([]int32, k), p: make([]float64, k), src: rand.NewChaCha8([32]byte{})}
+	return &sweeper{dkw: make([]int32, k*v), dk: make([]int64, k), cnt: make([]int32, k), p: make([]float64, k), src: chacha8.New([32]byte{})}
 }
 
 // sweepBlock samples the tokens of block b from the collapsed conditional
