@@ -12,9 +12,8 @@
 // library's (BenchmarkUint64). Without AVX-512 a Stream reads the standard
 // library's generator, so the stream is the same everywhere.
 //
-// The samplers and the privacy mechanisms draw from Streams wherever they
-// drew from a rand.ChaCha8: seeded results do not change, and noise is no
-// less strong.
+// fedtopic's samplers and privacy mechanisms draw from Streams: their
+// seeded results are those of rand.ChaCha8, and their noise is as strong.
 //
 //	s := chacha8.New(key)
 //	x := s.Uint64()
