@@ -38,7 +38,7 @@ func BenchmarkMH(b *testing.B) { benchIterations(b, lda.SamplerMH, []int{50, 100
 // BenchmarkCollapsed measures whole iterations of the collapsed kernel
 // (sweep, counts, proposal tables), which MH chains run for their burn-in —
 // most sweeps of a default chain — and reports tokens per second.
-func BenchmarkCollapsed(b *testing.B) { benchIterations(b, lda.SamplerADLDA, []int{50}) }
+func BenchmarkCollapsed(b *testing.B) { benchIterations(b, lda.SamplerADLDA, []int{50, 1000}) }
 
 // benchIterations times single iterations of a chain of sampler after two
 // untimed ones, for each K and one and two workers.
