@@ -1,9 +1,10 @@
 package lda
 
 import (
-	"github.com/fedtopic/fedtopic/internal/chacha8"
 	"math"
 	"math/rand/v2"
+
+	"github.com/fedtopic/fedtopic/internal/chacha8"
 )
 
 // Gamma(a, 1) variates, exact up to floating point, for any shape a > 0:

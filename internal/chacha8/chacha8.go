@@ -13,11 +13,10 @@ const epochWords = 124
 // make one with New or call Seed first. A Stream is not safe for concurrent
 // use.
 type Stream struct {
-	buf  [128]uint64 // the current epoch
-	i    uint32      // next word of buf to output
-	seed [4]uint64   // the current epoch's key
-	avx  bool        // whether epochs are computed here (else read from std)
-	std  rand.ChaCha8
+	buf  [128]uint64  // the current epoch
+	i    uint32       // next word of buf to output
+	seed [4]uint64    // the current epoch's key
+	std  rand.ChaCha8 // the generator read without AVX-512
 }
 
 // New returns a Stream seeded with key.
@@ -30,8 +29,7 @@ func New(key [32]byte) *Stream {
 // Seed restarts s at the beginning of the stream for key, as
 // rand.ChaCha8.Seed does.
 func (s *Stream) Seed(key [32]byte) {
-	s.avx = useAVX512
-	if !s.avx {
+	if !useAVX512 {
 		s.std.Seed(key)
 		s.i = epochWords // empty: the next word comes from refill
 		return
@@ -54,7 +52,7 @@ func (s *Stream) Uint64() uint64 {
 
 // refill computes the next epoch and returns its first word.
 func (s *Stream) refill() uint64 {
-	if s.avx {
+	if useAVX512 {
 		copy(s.seed[:], s.buf[epochWords:])
 		epochAVX512(&s.seed, &s.buf)
 	} else {

@@ -62,6 +62,21 @@ func TestRand(t *testing.T) {
 
 var sink uint64
 
+// BenchmarkEpoch times the AVX-512 computation of one epoch alone and
+// reports its cost per output word.
+func BenchmarkEpoch(b *testing.B) {
+	if !useAVX512 {
+		b.Skip("no AVX-512 on this machine")
+	}
+	var seed [4]uint64
+	var out [128]uint64
+	for b.Loop() {
+		epochAVX512(&seed, &out)
+		seed[0] += out[3]
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/epochWords, "ns/word")
+}
+
 // BenchmarkUint64 compares a Stream with the standard library's ChaCha8,
 // per 64-bit word.
 func BenchmarkUint64(b *testing.B) {

@@ -5,8 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-	"github.com/fedtopic/fedtopic/internal/chacha8"
 	"math/rand/v2"
+
+	"github.com/fedtopic/fedtopic/internal/chacha8"
 )
 
 // Derive returns a ChaCha8-backed generator whose stream is determined by
