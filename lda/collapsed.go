@@ -53,8 +53,8 @@ import (
 // wave (or smaller blocks) leave less of the corpus unseen by a block; more
 // keep more workers busy. Changing it changes the result; the number of
 // workers does not. A sliding window in place of waves — block b seeing
-// every block before b−3, so that no worker waits at a wave's end — ran
-// faster with 2 workers, but on WordNet glosses (K = 50, min-df 2, 225
+// every block before b−3, so that no worker waits at a wave's end — was
+// tried and dropped: on WordNet glosses (K = 50, min-df 2, 225
 // sweeps, seeds 1–3) its held-out perplexity was 4,193 on average against
 // 4,144 with waves (bench/ldabench -samplers adlda); missing the 7 blocks
 // before instead of 3 gave 4,165 over seeds 1–6 against 4,142.
