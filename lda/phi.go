@@ -162,10 +162,15 @@ func (p *Phi) prefetchTable(w int) {
 	prefetch.Lines(unsafe.Pointer(&s[0]), unsafe.Pointer(&s[len(s)/2]), unsafe.Pointer(&s[len(s)-1]), unsafe.Pointer(&s[0]))
 }
 
+// maxWholeColumn is the size in bytes (ten cache lines) up to which
+// prefetchColumn prefetches a whole column.
+const maxWholeColumn = 640
+
 // prefetchColumn prefetches a word's column of K counts or probabilities:
-// all of it when it spans at most ten cache lines, else the entry at topic t.
+// all of it when it spans at most maxWholeColumn bytes, else the entry at
+// topic t.
 func prefetchColumn[T int32 | float32](col []T, t int) {
-	if n := uintptr(len(col)) * unsafe.Sizeof(col[0]); n <= 640 {
+	if n := uintptr(len(col)) * unsafe.Sizeof(col[0]); n <= maxWholeColumn {
 		prefetch.Range(unsafe.Pointer(&col[0]), n)
 		return
 	}
