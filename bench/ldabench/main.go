@@ -45,6 +45,7 @@ type options struct {
 	heldOut    int
 	samplers   []string
 	burnIn     int
+	blockSize  int
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -66,6 +67,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed")
 	fs.IntVar(&o.heldOut, "held-out", 10, "hold out every n-th document for perplexity (quality mode)")
 	samplers := fs.String("samplers", "gibbs,mh", "comma-separated samplers to compare (quality mode)")
+	fs.IntVar(&o.blockSize, "block-size", 0, "items per block of documents (0: the lda default)")
 	fs.IntVar(&o.burnIn, "burn-in", 0, "MH burn-in sweeps with the collapsed kernel (0: the lda default for -mh-iters, -1: none)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -135,7 +137,7 @@ func speed(ctx context.Context, c *corpus.Corpus, o options, out *json.Encoder) 
 			runtime.GC()
 			runtime.ReadMemStats(&m0)
 			// BurnIn -1: time the partially collapsed kernel itself.
-			m, err := lda.NewMH(c, lda.Config{K: k, Workers: w, Seed: o.seed, MHSteps: o.mhSteps, BurnIn: -1})
+			m, err := lda.NewMH(c, lda.Config{K: k, Workers: w, Seed: o.seed, MHSteps: o.mhSteps, BurnIn: -1, BlockSize: o.blockSize})
 			if err != nil {
 				return err
 			}
@@ -200,7 +202,7 @@ func quality(ctx context.Context, c *corpus.Corpus, o options, out *json.Encoder
 			}
 			// Iterations sets the default burn-in of an MH chain (a share of
 			// the chain's length), as the CLI's --iterations does.
-			ch, err := lda.New(tr, lda.Config{K: k, Iterations: iters, Workers: workers, Seed: o.seed, Sampler: sampler, MHSteps: o.mhSteps, BurnIn: o.burnIn})
+			ch, err := lda.New(tr, lda.Config{K: k, Iterations: iters, Workers: workers, Seed: o.seed, Sampler: sampler, MHSteps: o.mhSteps, BurnIn: o.burnIn, BlockSize: o.blockSize})
 			if err != nil {
 				return err
 			}
