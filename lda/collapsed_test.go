@@ -320,3 +320,73 @@ func countsOfState(m *MH, z []uint16) (nkw, nk []int32) {
 	}
 	return nkw, nk
 }
+
+// TestCollapsedTablesFromTokens checks that the word-proposal tables built
+// from the tokens of each word (newWordTokens) are those built from the
+// word's column of counts, slot for slot, for words on both sides of the
+// sparseScan cut.
+func TestCollapsedTablesFromTokens(t *testing.T) {
+	c := &corpus.Corpus{V: 60}
+	r := rng.Derive(1, "tables from tokens corpus")
+	for range 300 {
+		c.DocStart = append(c.DocStart, len(c.Words))
+		for range 1 + r.IntN(12) {
+			// Squared uniforms: a few frequent words, many rare ones.
+			u := r.Float64()
+			c.Words = append(c.Words, int32(u*u*float64(c.V)))
+		}
+	}
+	c.DocStart = append(c.DocStart, len(c.Words))
+	const k = 300
+	m, err := NewMH(c, Config{K: k, Sampler: SamplerADLDA, Workers: 2, BlockSize: 64, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := m.Run(ctx, 3, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs := m.coll
+	if cs.wordStart == nil {
+		t.Fatalf("K·V = %d, %d tokens: no token index", k*c.V, len(c.Words))
+	}
+	var fromTokens, fromColumn int
+	for w := range c.V {
+		if n := len(cs.tokensOf(w)); n > 0 && n*sparseScan < k {
+			fromTokens++
+		} else if n > 0 {
+			fromColumn++
+		}
+	}
+	if fromTokens == 0 || fromColumn == 0 {
+		t.Fatalf("%d words from tokens, %d from columns; want both", fromTokens, fromColumn)
+	}
+	type tables struct {
+		words  []wordTable
+		sparse [][]sparseEntry
+		mass   []float64
+	}
+	snapshot := func() tables {
+		if err := m.prepareCollapsed(ctx); err != nil {
+			t.Fatal(err)
+		}
+		s := tables{words: slices.Clone(m.phi.words), mass: slices.Clone(cs.mass)}
+		for _, sp := range m.phi.sparse {
+			s.sparse = append(s.sparse, slices.Clone(sp))
+		}
+		return s
+	}
+	got := snapshot()
+	cs.wordStart, cs.wordTok = nil, nil
+	want := snapshot()
+	for w := range c.V {
+		if got.words[w] != want.words[w] || got.mass[w] != want.mass[w] {
+			t.Fatalf("word %d: table %+v mass %v from tokens, %+v mass %v from its column", w, got.words[w], got.mass[w], want.words[w], want.mass[w])
+		}
+	}
+	for b := range want.sparse {
+		if !slices.Equal(got.sparse[b], want.sparse[b]) {
+			t.Fatalf("word block %d: slots differ", b)
+		}
+	}
+}

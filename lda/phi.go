@@ -184,12 +184,21 @@ type phiWorker struct {
 	alias   aliasBuilder
 	topics  []uint16  // topics of the table being built
 	weights []float64 // their weights
+	cnt     []int32   // scratch of K zeros, for counts (see counts)
 	_       [parallel.CacheGap]byte
 }
 
 func newPhiWorker() *phiWorker {
 	src := chacha8.New([32]byte{})
 	return &phiWorker{src: src, r: rand.New(src)}
+}
+
+// counts returns k counters, all 0; the caller must leave them 0.
+func (pw *phiWorker) counts(k int) []int32 {
+	if len(pw.cnt) != k {
+		pw.cnt = make([]int32, k)
+	}
+	return pw.cnt
 }
 
 // count is the element type of a topic-word count matrix.
