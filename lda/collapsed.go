@@ -2,7 +2,6 @@ package lda
 
 import (
 	"context"
-	"math"
 	"slices"
 	"unsafe"
 
@@ -83,10 +82,6 @@ type collapsedState struct {
 	// holds, or −1: after a whole sweep the views have taken in every move,
 	// so the next iteration need not copy the counts into them.
 	viewsAt int
-	// The tokens of each word, when K·V is large against the corpus (see
-	// newWordTokens): word w's are wordTok[wordStart[w]:wordStart[w+1]].
-	wordStart []int32
-	wordTok   []int32
 }
 
 // sparseScan is how many times cheaper than reading a word's K counts it
@@ -98,29 +93,6 @@ type collapsedState struct {
 // the tables (0.70 s to 0.38 s over nine sweeps, CPU profiles of
 // BenchmarkCollapsed).
 const sparseScan = 8
-
-// newWordTokens lists the tokens of every word when K·V ≥ sparseScan times
-// the number of tokens, and returns nils otherwise: the index costs 4 bytes
-// per token while the collapsed kernel runs.
-func newWordTokens(words []int32, k, v int) (start, tok []int32) {
-	if k*v < sparseScan*len(words) || len(words) > math.MaxInt32 {
-		return nil, nil
-	}
-	start = make([]int32, v+1)
-	for _, w := range words {
-		start[w+1]++
-	}
-	for w := range v {
-		start[w+1] += start[w]
-	}
-	tok = make([]int32, len(words))
-	next := slices.Clone(start[:v])
-	for i, w := range words {
-		tok[next[w]] = int32(i)
-		next[w]++
-	}
-	return start, tok
-}
 
 // collapsedWorker is the per-goroutine state of the collapsed kernel: the
 // view of the counts n = G_b + D of the block b being sampled, D its
@@ -147,7 +119,6 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 			nk: make([]int32, k), invNk: make([]float64, k), smooth: make([]alias.Entry, k), smoothLem: alias.LemireBound(k), mass: make([]float64, v),
 			viewsAt: -1,
 		}
-		cs.wordStart, cs.wordTok = newWordTokens(m.words, k, v)
 		m.coll = cs
 		for _, sw := range m.sweepers {
 			sw.col = &collapsedWorker{nkw: make([]int32, k*v), nk: parallel.Padded[int32](k), base: parallel.Padded[int32](k), inv: parallel.Padded[float64](k)}
@@ -194,7 +165,7 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 			}
 			topics, weights := pw.topics[:0], pw.weights[:0]
 			var mass float64
-			if tok := cs.tokensOf(w); tok != nil && len(tok)*sparseScan < k {
+			if tok := m.tokensOf(w); tok != nil && len(tok)*sparseScan < k {
 				// The word's topics from its tokens, in increasing order
 				// as the scan below finds them, with their counts.
 				cnt := pw.counts(k)
@@ -232,14 +203,6 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 		}
 		p.sparse[b] = sp
 	})
-}
-
-// tokensOf returns the tokens of word w, or nil without the index.
-func (cs *collapsedState) tokensOf(w int) []int32 {
-	if cs.wordStart == nil {
-		return nil
-	}
-	return cs.wordTok[cs.wordStart[w]:cs.wordStart[w+1]]
 }
 
 // sweepCollapsed samples every token once with the collapsed kernel in

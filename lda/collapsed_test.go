@@ -322,7 +322,7 @@ func countsOfState(m *MH, z []uint16) (nkw, nk []int32) {
 }
 
 // TestCollapsedTablesFromTokens checks that the word-proposal tables built
-// from the tokens of each word (newWordTokens) are those built from the
+// from the tokens of each word (wordTokens) are those built from the
 // word's column of counts, slot for slot, for words on both sides of the
 // sparseScan cut.
 func TestCollapsedTablesFromTokens(t *testing.T) {
@@ -347,12 +347,9 @@ func TestCollapsedTablesFromTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs := m.coll
-	if cs.wordStart == nil {
-		t.Fatalf("K·V = %d, %d tokens: no token index", k*c.V, len(c.Words))
-	}
 	var fromTokens, fromColumn int
 	for w := range c.V {
-		if n := len(cs.tokensOf(w)); n > 0 && n*sparseScan < k {
+		if n := len(m.tokensOf(w)); n > 0 && n*sparseScan < k {
 			fromTokens++
 		} else if n > 0 {
 			fromColumn++
@@ -377,8 +374,10 @@ func TestCollapsedTablesFromTokens(t *testing.T) {
 		return s
 	}
 	got := snapshot()
-	cs.wordStart, cs.wordTok = nil, nil
+	start, tok := m.wordStart, m.wordTok
+	m.wordStart, m.wordTok = nil, nil // every table from its column
 	want := snapshot()
+	m.wordStart, m.wordTok = start, tok
 	for w := range c.V {
 		if got.words[w] != want.words[w] || got.mass[w] != want.mass[w] {
 			t.Fatalf("word %d: table %+v mass %v from tokens, %+v mass %v from its column", w, got.words[w], got.mass[w], want.words[w], want.mass[w])
@@ -387,6 +386,55 @@ func TestCollapsedTablesFromTokens(t *testing.T) {
 	for b := range want.sparse {
 		if !slices.Equal(got.sparse[b], want.sparse[b]) {
 			t.Fatalf("word block %d: slots differ", b)
+		}
+	}
+}
+
+// TestCountLDA checks that the counts countLDA makes from the word index
+// are the tokens' counts for any number of workers, including more parts
+// than words and words without tokens, and that tokenCuts covers the
+// vocabulary in increasing ranges.
+func TestCountLDA(t *testing.T) {
+	r := rng.Derive(1, "count lda corpus")
+	for _, v := range []int{1, 3, 50} {
+		c := &corpus.Corpus{V: v}
+		for range 40 {
+			c.DocStart = append(c.DocStart, len(c.Words))
+			for range 1 + r.IntN(9) {
+				u := r.Float64()
+				c.Words = append(c.Words, int32(u*u*u*float64(v))) // word v−1 is rare or absent
+			}
+		}
+		c.DocStart = append(c.DocStart, len(c.Words))
+		for _, workers := range []int{1, 3, 16} {
+			m, err := NewMH(c, Config{K: 5, Workers: workers, Seed: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cuts := m.countCuts
+			if cuts[0] != 0 || cuts[len(cuts)-1] != v || len(cuts)-1 > countParts*workers {
+				t.Fatalf("V = %d, %d workers: cuts %v", v, workers, cuts)
+			}
+			for i := 1; i < len(cuts); i++ {
+				if cuts[i] <= cuts[i-1] {
+					t.Fatalf("V = %d, %d workers: cuts %v not increasing", v, workers, cuts)
+				}
+			}
+			for w := range v {
+				for _, i := range m.tokensOf(w) {
+					if int(c.Words[i]) != w {
+						t.Fatalf("V = %d: token %d of word %d is word %d", v, i, w, c.Words[i])
+					}
+				}
+			}
+			if err := m.Run(context.Background(), 2, nil); err != nil {
+				t.Fatal(err)
+			}
+			m.recount()
+			want, _ := countsOfState(m, m.z)
+			if !slices.Equal(m.nkw, want) {
+				t.Fatalf("V = %d, %d workers: counts differ from the tokens'", v, workers)
+			}
 		}
 	}
 }

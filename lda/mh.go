@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/fedtopic/fedtopic/corpus"
 	"github.com/fedtopic/fedtopic/internal/chacha8"
@@ -30,8 +31,11 @@ type MH struct {
 	z           []uint16 // topic of every item
 	words       []int32  // plain LDA: item i is the token words[i]; nil with a Target
 	target      Target
-	tokens      int             // tokens per sweep, for progress reports
-	nkw         []int32         // plain LDA: C_kw = nkw[w*K+k]
+	tokens      int     // tokens per sweep, for progress reports
+	nkw         []int32 // plain LDA: C_kw = nkw[w*K+k]
+	wordStart   []int32 // plain LDA: the tokens of word w are wordTok[wordStart[w]:wordStart[w+1]]
+	wordTok     []int32
+	countCuts   []int           // plain LDA: word ranges of about equal numbers of tokens, for countLDA
 	coll        *collapsedState // collapsed kernel, allocated on first use
 	tokenBurn   *MH             // SentenceLDA burn-in: a plain-LDA chain on the tokens
 	unitStart   []int           // SentenceLDA: tokens of each sentence
@@ -113,12 +117,17 @@ func newMH(docStart []int, v, tokens int, words []int32, target Target, cfg Conf
 		cfg: cfg, k: cfg.K, v: v, alpha: cfg.Alpha, beta: cfg.Beta,
 		docStart: docStart, z: make([]uint16, n), words: words, target: target, tokens: tokens,
 	}
+	if words != nil && len(words) > math.MaxInt32 {
+		return nil, fmt.Errorf("lda: %d tokens; the sampler indexes at most %d", len(words), math.MaxInt32)
+	}
 	propose := make([]bool, v)
 	if words != nil {
 		for _, w := range words {
 			propose[w] = true
 		}
 		m.nkw = make([]int32, m.k*v)
+		m.wordStart, m.wordTok = wordTokens(words, v)
+		m.countCuts = tokenCuts(m.wordStart, countParts*cfg.Workers)
 	} else {
 		for i := 0; i < n; i++ {
 			pw := target.ProposalWords(i)
@@ -384,21 +393,71 @@ func (m *MH) recount() {
 	m.countsStale = false
 }
 
-// countLDA counts C_kw from the tokens' topics into the zeroed nkw. Worker
-// r owns the rows of one contiguous range of words and scans all tokens, so
-// no two workers write the same entry and no atomics are needed.
+// countLDA counts C_kw from the tokens' topics into the zeroed nkw. Each
+// part of countCuts is a range of words whose rows one worker fills from
+// the words' tokens, so no two workers write the same entry and each reads
+// only its own tokens.
 func (m *MH) countLDA() {
-	nr := len(m.sweepers)
-	k := m.k
-	_ = parallel.Blocks(context.Background(), nr, nr, func(_, r int) {
-		lo, hi := int32(r*m.v/nr), int32((r+1)*m.v/nr)
-		nkw := m.nkw
-		for i, w := range m.words {
-			if w >= lo && w < hi {
-				nkw[int(w)*k+int(m.z[i])]++
+	k, z := m.k, m.z
+	cuts := m.countCuts
+	_ = parallel.Blocks(context.Background(), len(m.sweepers), len(cuts)-1, func(_, r int) {
+		for w := cuts[r]; w < cuts[r+1]; w++ {
+			col := m.nkw[w*k : (w+1)*k]
+			for _, i := range m.tokensOf(w) {
+				col[z[i]]++
 			}
 		}
 	})
+}
+
+// countParts is the number of parts per worker into which countLDA cuts
+// the words, so that a worker slowed down holds up little.
+const countParts = 4
+
+// wordTokens lists the tokens of every word in order: word w's are
+// tok[start[w]:start[w+1]]. It costs 4 bytes per token.
+func wordTokens(words []int32, v int) (start, tok []int32) {
+	start = make([]int32, v+1)
+	for _, w := range words {
+		start[w+1]++
+	}
+	for w := range v {
+		start[w+1] += start[w]
+	}
+	tok = make([]int32, len(words))
+	next := slices.Clone(start[:v])
+	for i, w := range words {
+		tok[next[w]] = int32(i)
+		next[w]++
+	}
+	return start, tok
+}
+
+// tokenCuts cuts the words into at most parts ranges [cuts[r], cuts[r+1])
+// of about equal numbers of tokens.
+func tokenCuts(start []int32, parts int) []int {
+	v := len(start) - 1
+	n := int(start[v])
+	cuts := []int{0}
+	for r := 1; r < parts; r++ {
+		w, _ := slices.BinarySearch(start, int32(r*n/parts))
+		if w = min(w, v); w > cuts[len(cuts)-1] {
+			cuts = append(cuts, w)
+		}
+	}
+	if cuts[len(cuts)-1] < v {
+		cuts = append(cuts, v)
+	}
+	return cuts
+}
+
+// tokensOf returns the tokens of word w, or nil for a chain without the
+// index (a Target's).
+func (m *MH) tokensOf(w int) []int32 {
+	if m.wordStart == nil {
+		return nil
+	}
+	return m.wordTok[m.wordStart[w]:m.wordStart[w+1]]
 }
 
 // countTarget adds every item's counts with the Target. Worker r handles the

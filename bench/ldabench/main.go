@@ -168,14 +168,14 @@ func speed(ctx context.Context, c *corpus.Corpus, o options, out *json.Encoder) 
 				"alloc_bytes_per_iter": float64(after.TotalAlloc-before.TotalAlloc) / float64(o.iters),
 				"ll_per_token":         m.LogLikelihood() / float64(c.NumTokens()),
 				// The chain's heap (after one sweep): per token a uint16
-				// topic, plus O(K·V) for Φ, counts and proposal tables. The
-				// corpus it reads (4-byte word ids, 8-byte document offsets)
-				// is not included. The burn-in kernel, not timed here, adds
-				// 4 bytes per token when K·V is at least 8 times the tokens.
+				// topic and its int32 place in the word index (countLDA,
+				// the burn-in's tables), plus O(K·V) for Φ, counts and
+				// proposal tables. The corpus it reads (4-byte word ids,
+				// 8-byte document offsets) is not included.
 				"chain_heap_bytes":            chainBytes,
 				"chain_heap_bytes_per_kv":     chainBytes / float64(k*c.V),
 				"corpus_bytes_per_token":      float64(4*c.NumTokens()+8*(c.NumDocs()+1)) / float64(c.NumTokens()),
-				"state_bytes_per_token_chain": 2.0,
+				"state_bytes_per_token_chain": 6.0,
 			})
 		}
 	}
