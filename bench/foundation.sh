@@ -8,6 +8,10 @@
 # The corpus is WordNet 3.0's glosses (117,659 documents, about 1.1 million
 # tokens after stop words), built from Debian's wordnet-base; set
 # FEDTOPIC_BENCH_CORPUS to a JSONL or text file to use another one.
+# SEEDS (default 1) lists the seeds of the quality runs: each seed trains
+# the reference and every MH length, and the summary gives the mean over
+# seeds and the worst seed's time to quality, since one chain's perplexity
+# varies by about ±1%.
 # Results are printed and written to OUT_DIR (default bench/results).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +20,7 @@ mkdir -p "$out"
 K=${K:-50}
 GIBBS_ITERS=${GIBBS_ITERS:-300}
 MH_ITERS=${MH_ITERS:-"200 225 250 300 500"}
+SEEDS=${SEEDS:-1}
 
 corpus=${FEDTOPIC_BENCH_CORPUS:-}
 if [ -z "$corpus" ]; then
@@ -32,7 +37,7 @@ awk 'NR % 10 == 0' "$corpus" > "$out/test.jsonl"
 
 go build -o "$out/fedtopic" ./cmd/fedtopic
 ft="$out/fedtopic"
-common=(--corpus "$out/train.jsonl" --topics "$K" --min-df 2 --seed 1)
+common=(--corpus "$out/train.jsonl" --topics "$K" --min-df 2)
 
 timed() { # timed NAME CMD...: runs CMD, prints its wall time in seconds
   local name=$1; shift
@@ -48,38 +53,58 @@ evaluate() { # evaluate MODEL: prints perplexity and NPMI on the test documents
     python3 -c 'import json,sys; r=json.load(sys.stdin); print("perplexity %.2f npmi %.4f umass %.3f" % (r["perplexity"]["perplexity"], r["npmi"]["mean"], r["umass"]["mean"]))'
 }
 
-echo "== collapsed Gibbs, $GIBBS_ITERS iterations, 1 worker (reference)"
-t=$(timed gibbs "$ft" train "${common[@]}" --sampler gibbs --iterations "$GIBBS_ITERS" --workers 1 --out "$out/gibbs.model")
-echo "gibbs: ${t}s  $(evaluate "$out/gibbs.model")" | tee "$out/quality.txt"
-
-for it in $MH_ITERS; do
-  t=$(timed "mh$it" "$ft" train "${common[@]}" --sampler mh --iterations "$it" --workers 2 --out "$out/mh$it.model")
-  echo "mh $it iterations, 2 workers: ${t}s  $(evaluate "$out/mh$it.model")" | tee -a "$out/quality.txt"
+: > "$out/quality.txt"
+for seed in $SEEDS; do
+  echo "== seed $seed: collapsed Gibbs, $GIBBS_ITERS iterations, 1 worker (reference)"
+  t=$(timed "gibbs-s$seed" "$ft" train "${common[@]}" --seed "$seed" --sampler gibbs --iterations "$GIBBS_ITERS" --workers 1 --out "$out/gibbs-s$seed.model")
+  echo "seed $seed gibbs: ${t}s  $(evaluate "$out/gibbs-s$seed.model")" | tee -a "$out/quality.txt"
+  for it in $MH_ITERS; do
+    t=$(timed "mh$it-s$seed" "$ft" train "${common[@]}" --seed "$seed" --sampler mh --iterations "$it" --workers 2 --out "$out/mh$it-s$seed.model")
+    echo "seed $seed mh $it iterations, 2 workers: ${t}s  $(evaluate "$out/mh$it-s$seed.model")" | tee -a "$out/quality.txt"
+  done
 done
 
-# The time-to-quality figure: the fewest MH iterations whose perplexity is
-# within 2% of the reference's, and their training time (as train reports
-# it, without reading the corpus) against the reference's.
-python3 - "$out" $MH_ITERS <<'PY' | tee -a "$out/quality.txt"
+# The time-to-quality figure: per seed, the fewest MH iterations whose
+# perplexity is within 2% of that seed's reference, and their training time
+# (as train reports it, without reading the corpus) against the
+# reference's; then the fewest iterations within 2% on every seed.
+python3 - "$out" "$MH_ITERS" $SEEDS <<'PY' | tee -a "$out/quality.txt"
 import re, sys
-out, iters = sys.argv[1], sys.argv[2:]
+out, iters, seeds = sys.argv[1], sys.argv[2].split(), sys.argv[3:]
 def train_seconds(name):
     m = re.search(r"iterations in ([0-9.]+)s", open(f"{out}/{name}.log").read())
     return float(m.group(1))
-def scores(line):
-    return float(re.search(r"perplexity ([0-9.]+)", line).group(1)), float(re.search(r"npmi ([-0-9.]+)", line).group(1))
-lines = open(f"{out}/quality.txt").read().splitlines()
-ref_ppl, ref_npmi = scores(lines[0])
-ref_t = train_seconds("gibbs")
-for it, line in zip(iters, lines[1:]):
-    ppl, npmi = scores(line)
-    if ppl <= 1.02 * ref_ppl:
-        t = train_seconds("mh" + it)
-        print(f"time to quality: mh reaches perplexity {ppl:.2f} (reference {ref_ppl:.2f}, within 2%) after {it} iterations "
-              f"in {t:.1f}s of training = {t / ref_t:.2f} of the reference's {ref_t:.1f}s; npmi {npmi:.4f} (reference {ref_npmi:.4f})")
-        break
+runs = {}
+for line in open(f"{out}/quality.txt"):
+    m = re.match(r"seed (\S+) (gibbs|mh (\d+) iterations).*perplexity ([0-9.]+) npmi ([-0-9.]+)", line)
+    if m:
+        runs[(m.group(1), m.group(3) or "gibbs")] = (float(m.group(4)), float(m.group(5)))
+ratio = {}
+for s in seeds:
+    ref_ppl, ref_npmi = runs[(s, "gibbs")]
+    ref_t = train_seconds(f"gibbs-s{s}") or float("nan")  # 0.0s: too short to time
+    for it in iters:
+        ppl, npmi = runs[(s, it)]
+        ratio[(s, it)] = (ppl <= 1.02 * ref_ppl, train_seconds(f"mh{it}-s{s}") / ref_t)
+    first = next((it for it in iters if ratio[(s, it)][0]), None)
+    if first is None:
+        print(f"seed {s}: no mh run in {' '.join(iters)} iterations came within 2% of the reference perplexity {ref_ppl:.2f}")
+        continue
+    ppl, npmi = runs[(s, first)]
+    print(f"seed {s}: time to quality: mh reaches perplexity {ppl:.2f} (reference {ref_ppl:.2f}, within 2%) after {first} iterations "
+          f"in {ratio[(s, first)][1]:.2f} of the reference's {ref_t:.1f}s of training; npmi {npmi:.4f} (reference {ref_npmi:.4f})")
+mean = lambda xs: sum(xs) / len(xs)
+ref = mean([runs[(s, "gibbs")][0] for s in seeds])
+print(f"mean over seeds {' '.join(seeds)}: reference perplexity {ref:.2f}, npmi {mean([runs[(s, 'gibbs')][1] for s in seeds]):.4f}")
+for it in iters:
+    ppl = mean([runs[(s, it)][0] for s in seeds])
+    print(f"  mh {it}: perplexity {ppl:.2f} ({100 * (ppl / ref - 1):+.2f}%), npmi {mean([runs[(s, it)][1] for s in seeds]):.4f}, "
+          f"training time {max(ratio[(s, it)][1] for s in seeds):.2f} of the reference's at most")
+every = next((it for it in iters if all(ratio[(s, it)][0] for s in seeds)), None)
+if every is None:
+    print(f"no mh length came within 2% of the reference on every seed")
 else:
-    print(f"time to quality: no mh run in {' '.join(iters)} iterations came within 2% of the reference perplexity {ref_ppl:.2f}")
+    print(f"within 2% on every seed from {every} iterations: at most {max(ratio[(s, every)][1] for s in seeds):.2f} of the reference's training time")
 PY
 
 echo "== sampler speed (Go benchmarks, tokens/s)"
