@@ -112,13 +112,13 @@ func NewTargetMH(docStart []int, v int, target Target, cfg Config) (*MH, error) 
 }
 
 func newMH(docStart []int, v, tokens int, words []int32, target Target, cfg Config) (*MH, error) {
+	if words != nil && len(words) > math.MaxInt32 {
+		return nil, fmt.Errorf("lda: %d tokens; the sampler indexes at most %d", len(words), math.MaxInt32)
+	}
 	n := docStart[len(docStart)-1]
 	m := &MH{
 		cfg: cfg, k: cfg.K, v: v, alpha: cfg.Alpha, beta: cfg.Beta,
 		docStart: docStart, z: make([]uint16, n), words: words, target: target, tokens: tokens,
-	}
-	if words != nil && len(words) > math.MaxInt32 {
-		return nil, fmt.Errorf("lda: %d tokens; the sampler indexes at most %d", len(words), math.MaxInt32)
 	}
 	propose := make([]bool, v)
 	if words != nil {
