@@ -84,14 +84,14 @@ type collapsedState struct {
 	viewsAt int
 }
 
-// sparseScan is how many times cheaper than reading a word's K counts it
-// must be to read its tokens' topics instead: the proposal tables of a word
-// with n tokens are built from them when 8n < K. Reading K·V counts costs
-// the collapsed kernel at K = 1000 (WordNet glosses, V = 23,150, 944,000
-// tokens) about a sixth of each sweep, for tables most of whose words
-// have a few dozen tokens; reading the tokens instead halved the time of
-// the tables (0.70 s to 0.38 s over nine sweeps, CPU profiles of
-// BenchmarkCollapsed).
+// sparseScan sets when the burn-in builds a word's proposal table from its
+// tokens' topics (through the word index) instead of from its column of K
+// counts: when the word has fewer than K/sparseScan tokens. Reading all K·V
+// counts cost the collapsed kernel at K = 1000 (WordNet glosses,
+// V = 23,150, 944,000 tokens) about a sixth of each sweep, for tables most
+// of whose words have a few dozen tokens; reading the tokens instead halved
+// the time of the tables (0.70 s to 0.38 s over nine sweeps, CPU profiles
+// of BenchmarkCollapsed).
 const sparseScan = 8
 
 // collapsedWorker is the per-goroutine state of the collapsed kernel: the
