@@ -222,15 +222,7 @@ func stateOf(z []uint16) int {
 // iteration starts from without copying them, and a Reinit must make it
 // copy again.
 func TestCollapsedWaves(t *testing.T) {
-	c := &corpus.Corpus{V: 7}
-	r := rng.Derive(1, "collapsed waves corpus")
-	for range 400 {
-		c.DocStart = append(c.DocStart, len(c.Words))
-		for range 1 + r.IntN(12) {
-			c.Words = append(c.Words, int32(r.IntN(c.V)))
-		}
-	}
-	c.DocStart = append(c.DocStart, len(c.Words))
+	c := randomCorpus("collapsed waves corpus", 7, 400, 12, 1)
 	m, err := NewMH(c, Config{K: 4, Sampler: SamplerADLDA, Workers: 3, BlockSize: 30, Seed: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -310,6 +302,23 @@ func TestCollapsedWaves(t *testing.T) {
 	}
 }
 
+// randomCorpus returns docs documents of 1 to maxLen tokens over v words,
+// drawn from the stream named name: word ⌊u^skew·v⌋ for a uniform u, so
+// skew 1 makes the words equally likely and a higher skew makes the high
+// ids rare.
+func randomCorpus(name string, v, docs, maxLen int, skew float64) *corpus.Corpus {
+	c := &corpus.Corpus{V: v}
+	r := rng.Derive(1, name)
+	for range docs {
+		c.DocStart = append(c.DocStart, len(c.Words))
+		for range 1 + r.IntN(maxLen) {
+			c.Words = append(c.Words, int32(math.Pow(r.Float64(), skew)*float64(v)))
+		}
+	}
+	c.DocStart = append(c.DocStart, len(c.Words))
+	return c
+}
+
 // countsOfState returns the word-topic counts (word-major) and topic totals
 // of m's tokens with topics z.
 func countsOfState(m *MH, z []uint16) (nkw, nk []int32) {
@@ -326,17 +335,7 @@ func countsOfState(m *MH, z []uint16) (nkw, nk []int32) {
 // word's column of counts, slot for slot, for words on both sides of the
 // sparseScan cut.
 func TestCollapsedTablesFromTokens(t *testing.T) {
-	c := &corpus.Corpus{V: 60}
-	r := rng.Derive(1, "tables from tokens corpus")
-	for range 300 {
-		c.DocStart = append(c.DocStart, len(c.Words))
-		for range 1 + r.IntN(12) {
-			// Squared uniforms: a few frequent words, many rare ones.
-			u := r.Float64()
-			c.Words = append(c.Words, int32(u*u*float64(c.V)))
-		}
-	}
-	c.DocStart = append(c.DocStart, len(c.Words))
+	c := randomCorpus("tables from tokens corpus", 60, 300, 12, 2) // a few frequent words, many rare ones
 	const k = 300
 	m, err := NewMH(c, Config{K: k, Sampler: SamplerADLDA, Workers: 2, BlockSize: 64, Seed: 3})
 	if err != nil {
@@ -395,17 +394,8 @@ func TestCollapsedTablesFromTokens(t *testing.T) {
 // than words and words without tokens, and that tokenCuts covers the
 // vocabulary in increasing ranges.
 func TestCountLDA(t *testing.T) {
-	r := rng.Derive(1, "count lda corpus")
 	for _, v := range []int{1, 3, 50} {
-		c := &corpus.Corpus{V: v}
-		for range 40 {
-			c.DocStart = append(c.DocStart, len(c.Words))
-			for range 1 + r.IntN(9) {
-				u := r.Float64()
-				c.Words = append(c.Words, int32(u*u*u*float64(v))) // word v−1 is rare or absent
-			}
-		}
-		c.DocStart = append(c.DocStart, len(c.Words))
+		c := randomCorpus("count lda corpus", v, 40, 9, 3) // word v−1 is rare or absent
 		for _, workers := range []int{1, 3, 16} {
 			m, err := NewMH(c, Config{K: 5, Workers: workers, Seed: 4})
 			if err != nil {
