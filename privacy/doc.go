@@ -55,18 +55,18 @@
 // mechanism values are safe for concurrent use; streams are not.
 //
 // Speed, per core, from a seeded ChaCha8 stream (go test -run '^$' -bench
-// 'Thresholded|Discrete' -cpu 1 ./privacy, on a shared two-core machine
-// whose speed varies by up to 2× from run to run):
+// 'Thresholded|Discrete|Gaussian' -count 5 ./privacy; each benchmark runs
+// on one goroutine), on a shared two-core machine whose speed varies by up
+// to 2× over minutes, so each figure gives its fast and its slow phases:
 //   - a thresholded Laplace vector at V = 20,000, ε = 11, τ = 0.2 (about
-//     1,100 entries) takes 6.4 to 6.9 µs, 146,000 to 157,000 vectors per
-//     second (best runs 5.9 µs; the V-draw version about 355 µs). Most of
-//     it is the stream: a vector reads about 550 words, and reading just
-//     those (BenchmarkThresholdedStream) took 3.7 to 4.2 µs in the same
-//     runs, a ceiling of 241,000 to 267,000 vectors per second;
-//   - discrete Gaussian draws: 24 to 29 million per second at σ = 16 and
-//     18 to 23 million at σ = 1000;
-//   - discrete Laplace draws: 44 to 57 million per second at scale 23 and
-//     37 to 56 million at scale 1000.
+//     1,100 entries) takes 3.9 to 4.9 µs, 203,000 to 259,000 vectors per
+//     second (slow phases: 7.0 to 8.1 µs, 123,000 to 142,000); the V-draw
+//     version takes 380 to 460 µs. Reading the vector's 547 stream words
+//     alone (BenchmarkThresholdedStream) takes 1.8 to 2.3 µs of it;
+//   - discrete Gaussian draws: 31 to 39 million per second at σ = 16 and
+//     30 to 34 million at σ = 1000 (slow phases: 21 to 25 million);
+//   - discrete Laplace draws: 74 to 80 million per second at scale 23 and
+//     60 to 70 million at scale 1000 (slow phases: 40 to 52 million).
 //
 // Timing. The nightly test of RELIABILITY.md N-8 times 10⁵ single draws of
 // each integer sampler and fails when the draw time is significantly

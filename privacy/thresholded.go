@@ -91,9 +91,9 @@ type Count struct {
 // the table changes the speed, not the law.
 // At V = 20,000, ε = 11, τ = 0.2 a vector reads about 550 words of the
 // stream, and the ChaCha8 stream is about a third of its cost with
-// AVX-512 (internal/chacha8: 2.2–2.7 µs of 7.0–8.1 µs,
-// BenchmarkThresholdedStream against BenchmarkThresholdedLaplace), about
-// half without. A
+// AVX-512 (internal/chacha8: 1.8–2.3 µs of 3.9–4.9 µs, and 2.2–2.7 µs of
+// 7.0–8.1 µs in the host's slow phases, BenchmarkThresholdedStream against
+// BenchmarkThresholdedLaplace), about half without. A
 // variable-length code, stopping each draw as soon as its bits decide it
 // (7.5 bits on average here instead of 16), was tried and measured slower:
 // a draw cannot start before the previous one's length is known, and that
