@@ -90,7 +90,7 @@ type Count struct {
 // the full sampler, which continues the same uniform with further bits; so
 // the table changes the speed, not the law.
 // At V = 20,000, ε = 11, τ = 0.2 a vector reads about 550 words of the
-// stream, and the ChaCha8 stream is about a third of its cost with
+// stream, and the ChaCha8 stream is a third to a half of its cost with
 // AVX-512 (internal/chacha8: 1.8–2.3 µs of 3.9–4.9 µs, and 2.2–2.7 µs of
 // 7.0–8.1 µs in the host's slow phases, BenchmarkThresholdedStream against
 // BenchmarkThresholdedLaplace), about half without. A
