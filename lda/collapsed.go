@@ -163,12 +163,14 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 			if !p.propose[w] {
 				continue
 			}
-			topics, weights := pw.topics[:0], pw.weights[:0]
-			var mass float64
-			if tok := m.tokensOf(w); tok != nil && len(tok)*sparseScan < k {
-				// The word's topics from its tokens, in increasing order
-				// as the scan below finds them, with their counts.
-				cnt := pw.counts(k)
+			// The word's topics with a count, in increasing order, and
+			// their counts cnt[t]: from its tokens through the scratch
+			// counters when it has few, else from its column.
+			topics, cnt := pw.topics[:0], m.nkw[w*k:(w+1)*k]
+			tok := m.tokensOf(w)
+			fromTokens := tok != nil && len(tok)*sparseScan < k
+			if fromTokens {
+				cnt = pw.counts(k)
 				for _, i := range tok {
 					t := m.z[i]
 					if cnt[t] == 0 {
@@ -177,20 +179,23 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 					cnt[t]++
 				}
 				slices.Sort(topics)
-				for _, t := range topics {
-					x := float64(cnt[t]) * cs.invNk[t]
-					cnt[t] = 0
-					weights = append(weights, x)
-					mass += x
-				}
 			} else {
-				for t, c := range m.nkw[w*k : (w+1)*k] {
+				for t, c := range cnt {
 					if c > 0 {
-						x := float64(c) * cs.invNk[t]
 						topics = append(topics, uint16(t))
-						weights = append(weights, x)
-						mass += x
 					}
+				}
+			}
+			weights := pw.weights[:0]
+			var mass float64
+			for _, t := range topics {
+				x := float64(cnt[t]) * cs.invNk[t]
+				weights = append(weights, x)
+				mass += x
+			}
+			if fromTokens {
+				for _, t := range topics {
+					cnt[t] = 0 // the scratch counters stay zero between words
 				}
 			}
 			pw.topics, pw.weights = topics, weights
