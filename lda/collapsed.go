@@ -106,6 +106,7 @@ type collapsedWorker struct {
 	touched []int32   // the moves: pairs (from, to) of indices into nkw
 	inv     []float64 // 1/(G_k + D_k + Vβ), kept current by move
 	topics  []uint16  // the short document's distinct topics (a topic may stay after its count falls to 0)
+	listed  []bool    // listed[t]: t is in topics
 	w       []float64 // scratch: a weight per listed topic
 	_       [parallel.CacheGap]byte
 }
@@ -121,7 +122,7 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 		}
 		m.coll = cs
 		for _, sw := range m.sweepers {
-			sw.col = &collapsedWorker{nkw: make([]int32, k*v), nk: parallel.Padded[int32](k), base: parallel.Padded[int32](k), inv: parallel.Padded[float64](k)}
+			sw.col = &collapsedWorker{nkw: make([]int32, k*v), nk: parallel.Padded[int32](k), base: parallel.Padded[int32](k), inv: parallel.Padded[float64](k), listed: parallel.Padded[bool](k)}
 		}
 	}
 	copyViews := cs.viewsAt != m.iter
@@ -304,15 +305,17 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 		zd := m.z[s:e]
 		wd := m.words[s:e]
 		wd = wd[:len(zd)]
-		for _, t := range zd {
-			cnt[t]++
-		}
 		if len(zd) <= m.cfg.ExactLen {
+			cw.countTopics(zd, cnt)
 			m.collapsedDoc(sw, zd, wd, m.aheadOf(s, end))
+			cw.unlist()
 			for _, t := range zd {
 				cnt[t] = 0
 			}
 			continue
+		}
+		for _, t := range zd {
+			cnt[t]++
 		}
 		n := float64(len(zd))
 		last := len(zd) - 1
@@ -379,7 +382,8 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 }
 
 // collapsedDoc samples the tokens of one short document (at most
-// Config.ExactLen tokens; cnt holds its topic counts) with one independence
+// Config.ExactLen tokens; sw.cnt holds its topic counts and sw.col.topics
+// its distinct topics, see countTopics) with one independence
 // Metropolis–Hastings step per token whose proposal is nearly the collapsed
 // conditional π(k) = (C_dk^(−i) + α)·W(k), W(k) = (n_kw^(−i) + β)/(n_k^(−i) + Vβ):
 //
@@ -401,7 +405,6 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 // prefetch.
 func (m *MH) collapsedDoc(sw *sweepWorker, zd []uint16, wd []int32, ah ahead) {
 	cw := sw.col
-	cw.listTopics(zd)
 	// When a column is too long for prefetchCollapsed to take in whole
 	// (see prefetchColumn), each read of the document part at one of the
 	// document's topics would miss the caches: prefetch those entries of
@@ -463,21 +466,31 @@ func (m *MH) prefetchCollapsed(sw *sweepWorker, ah ahead, i int) {
 	}
 }
 
-// listTopics lists the distinct topics of zd in cw.topics, with room for a
-// weight each in cw.w.
-func (cw *collapsedWorker) listTopics(zd []uint16) {
+// countTopics adds the topics of zd to the counts cnt and lists the
+// distinct ones in cw.topics, in the order they first occur, with room for
+// a weight each in cw.w. unlist must follow before the next document.
+func (cw *collapsedWorker) countTopics(zd []uint16, cnt []int32) {
 	cw.topics = cw.topics[:0]
 	for _, t := range zd {
-		if !slices.Contains(cw.topics, t) {
+		if !cw.listed[t] {
+			cw.listed[t] = true
 			cw.topics = append(cw.topics, t)
 		}
+		cnt[t]++
 	}
 	cw.w = slices.Grow(cw.w[:0], len(cw.topics))[:len(cw.topics)]
 }
 
+// unlist clears the marks of the listed topics.
+func (cw *collapsedWorker) unlist() {
+	for _, t := range cw.topics {
+		cw.listed[t] = false
+	}
+}
+
 // collapsedToken makes the step of collapsedDoc for token i of the
 // document; sw.cnt holds the document's topic counts with every token in,
-// sw.col.topics every topic with a count (listTopics).
+// sw.col.topics every topic with a count (countTopics).
 func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 	src, cw, cs, p := sw.src, sw.col, m.coll, m.phi
 	k := m.k
@@ -542,7 +555,8 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 		b := (ns + alpha) * wCur * (nt*wt + alpha*pt) * (dm + alpha*zt)
 		if unit(src.Uint64())*b < a {
 			cur = m.move(cw, zd, i, base, cur, t)
-			if !slices.Contains(cw.topics, uint16(cur)) {
+			if !cw.listed[cur] {
+				cw.listed[cur] = true
 				cw.topics = append(cw.topics, uint16(cur))
 				cw.w = append(cw.w, 0)
 			}
