@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -58,6 +59,7 @@ func exitCode(err error) int {
 // os.Stdout or os.Stderr directly, so run is testable.
 type env struct {
 	stdout, stderr io.Writer
+	profile        *os.File // the CPU profile being written (--cpuprofile), or nil
 }
 
 // run executes the fedtopic command line args and reports errors on stderr.
@@ -68,6 +70,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	if e.profile != nil {
+		pprof.StopCPUProfile()
+		if cerr := e.profile.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("cpu profile: %w", cerr)
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "fedtopic: %v\n", err)
 		var ue usageError
@@ -100,6 +108,23 @@ its privacy cost is accounted and reported.`,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	var cpuProfile string
+	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the command to this file (read it with go tool pprof)")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if cpuProfile == "" {
+			return nil
+		}
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("cpu profile %s: %w", cpuProfile, err)
+		}
+		e.profile = f
+		return nil
+	}
 	root.AddCommand(
 		// one line per subcommand, in the order --help lists them
 		newTrainCmd(e),

@@ -270,3 +270,42 @@ func TestSkipInvalid(t *testing.T) {
 		t.Errorf("stderr = %q; want it to count the skipped document", stderr)
 	}
 }
+
+// TestCPUProfile checks that --cpuprofile writes a profile go tool pprof
+// reads (a gzip-compressed protocol buffer) for a command that fails as
+// well as for one that succeeds, and that a profile path that cannot be
+// created is an error naming it, before the command runs.
+func TestCPUProfile(t *testing.T) {
+	dir := t.TempDir()
+	model := trainThree(t)
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		wantErr bool
+	}{
+		{"topics", []string{"topics", "--model", model}, false},
+		{"failing command", []string{"topics", "--model", filepath.Join(dir, "missing.model")}, true},
+	} {
+		path := filepath.Join(dir, tc.name+".prof")
+		_, stderr, err := runCmd(t, append([]string{"--cpuprofile", path}, tc.args...)...)
+		if (err != nil) != tc.wantErr {
+			t.Fatalf("%s: error %v, want one: %v; stderr:\n%s", tc.name, err, tc.wantErr, stderr)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Errorf("%s: the profile is not gzip data (%d bytes)", tc.name, len(b))
+		}
+	}
+	bad := filepath.Join(dir, "no-such-dir", "x.prof")
+	out := filepath.Join(dir, "never.json")
+	_, _, err := runCmd(t, "--cpuprofile", bad, "export", "--model", model, "--format", "json", "--out", out)
+	if err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("unwritable profile: error %v, want one naming %s", err, bad)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the command ran although its profile could not be created (stat %s: %v)", out, err)
+	}
+}
