@@ -22,15 +22,8 @@ GIBBS_ITERS=${GIBBS_ITERS:-300}
 MH_ITERS=${MH_ITERS:-"200 225 250 300 500"}
 SEEDS=${SEEDS:-1}
 
-corpus=${FEDTOPIC_BENCH_CORPUS:-}
-if [ -z "$corpus" ]; then
-  if [ ! -f /usr/share/wordnet/data.noun ]; then
-    echo "installing wordnet-base (Debian) for the WordNet corpus" >&2
-    apt-get install -y wordnet-base >/dev/null
-  fi
-  corpus="$out/wordnet.jsonl"
-  [ -s "$corpus" ] || python3 bench/wordnet_glosses.py > "$corpus"
-fi
+. bench/corpus.sh
+corpus=$(bench_corpus "$out/wordnet.jsonl")
 # Every 10th document is held out for evaluation.
 awk 'NR % 10 != 0' "$corpus" > "$out/train.jsonl"
 awk 'NR % 10 == 0' "$corpus" > "$out/test.jsonl"

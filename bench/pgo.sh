@@ -13,9 +13,9 @@
 # evaluation — merges the profiles and writes them without the machine's
 # paths (file names become relative to the module, the Go root or the module
 # cache). The training corpus is WordNet 3.0's glosses, built from Debian's
-# wordnet-base as bench/foundation.sh builds it; set FEDTOPIC_BENCH_CORPUS to
-# use another. Run it again after large changes to the hot code: a stale
-# profile only optimises less.
+# wordnet-base by bench/corpus.sh; set FEDTOPIC_BENCH_CORPUS to use another.
+# Run it again after large changes to the hot code: a stale profile only
+# optimises less.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
@@ -23,15 +23,8 @@ trap 'rm -rf "$work"' EXIT
 
 go build -pgo=off -o "$work/fedtopic" ./cmd/fedtopic
 demo=demo/wordnet-glosses.jsonl
-corpus=${FEDTOPIC_BENCH_CORPUS:-}
-if [ -z "$corpus" ]; then
-  if [ ! -f /usr/share/wordnet/data.noun ]; then
-    echo "installing wordnet-base (Debian) for the WordNet corpus" >&2
-    apt-get install -y wordnet-base >/dev/null
-  fi
-  corpus="$work/wordnet.jsonl"
-  python3 bench/wordnet_glosses.py > "$corpus"
-fi
+. bench/corpus.sh
+corpus=$(bench_corpus "$work/wordnet.jsonl")
 prof() { # prof NAME ARGS...: runs fedtopic ARGS with a CPU profile
   local name=$1; shift
   echo "profiling $name" >&2
