@@ -25,10 +25,11 @@ go build -pgo=off -o "$work/fedtopic" ./cmd/fedtopic
 demo=demo/wordnet-glosses.jsonl
 . bench/corpus.sh
 corpus=$(bench_corpus "$work/wordnet.jsonl")
-prof() { # prof NAME ARGS...: runs fedtopic ARGS with a CPU profile
+prof() { # prof NAME ARGS...: runs fedtopic ARGS with a CPU profile; shows its output if it fails
   local name=$1; shift
   echo "profiling $name" >&2
-  "$work/fedtopic" --cpuprofile "$work/$name.prof" "$@" > "$work/$name.log" 2>&1
+  "$work/fedtopic" --cpuprofile "$work/$name.prof" "$@" > "$work/$name.log" 2>&1 ||
+    { cat "$work/$name.log" >&2; echo "pgo: fedtopic $* failed" >&2; exit 1; }
 }
 common=(--corpus "$corpus" --min-df 2 --seed 1 --workers 2)
 prof ftm simulate --algorithm ftm --corpus "$demo" --split labels:sizes=1,2,3 --topics 8,10,12 --rounds 5 \
