@@ -225,7 +225,7 @@ func TestExactDrawTail(t *testing.T) {
 	zd, wd := []uint16{0}, []int32{0}
 	obs := make([]int, 4)
 	for range draws {
-		m.phi.exactDoc(src, zd, wd, 0.3, ahead{})
+		m.phi.exactDoc(src, zd, wd, 0.3, ahead{}, make([]uint64, 1))
 		obs[zd[0]]++
 	}
 	want := make([]float64, 4)

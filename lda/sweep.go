@@ -64,7 +64,7 @@ func (m *MH) sweepBlockLDA(sw *sweepWorker, blk int) {
 		wd := m.words[s:e]
 		wd = wd[:len(zd)]
 		if len(zd) <= exactLen {
-			m.phi.exactDoc(src, zd, wd, alpha, m.aheadOf(s, end))
+			m.phi.exactDoc(src, zd, wd, alpha, m.aheadOf(s, end), sw.ps)
 			continue
 		}
 		for _, t := range zd {
@@ -234,42 +234,45 @@ func (p *Phi) drawWordSrc(src *chacha8.Stream, w int) int {
 // φ_{z_j w} (summed in O(length)), and a prior part α·φ_kw. The prior part
 // is the word's proposal table (mass M_w) plus the entries left out of it
 // (mass R_w), drawn by a scan of the column in topic order, the order R_w
-// was summed in. One uniform on a 2⁻⁵³ grid picks the part and the token;
-// the table draws one more 64-bit word. A word whose column is all zero
+// was summed in. One uniform u on a 2⁻⁵³ grid picks the part and the
+// token: the token is the first whose running sum of the document part
+// exceeds u, found by counting the sums at most u on their bits (the sums
+// are not negative, so their bits order like them) without a branch to
+// mispredict — on WordNet glosses (K = 50) that made MH iterations 1.02–1.5×
+// as fast (median of 8 alternated pairs about 1.25). The table draws one
+// more 64-bit word. A word whose column is all zero
 // (beyond the reach of a Dirichlet draw) leaves the topic unchanged: its
 // conditional is 0 everywhere. While it samples token i it prefetches
 // the columns and tables of the tokens ahead (see ahead).
-func (p *Phi) exactDoc(src *chacha8.Stream, zd []uint16, wd []int32, alpha float64, ah ahead) {
+func (p *Phi) exactDoc(src *chacha8.Stream, zd []uint16, wd []int32, alpha float64, ah ahead, ps []uint64) {
 	k := p.K
+	ps = ps[:len(zd)]
 	for i, w := range wd {
 		p.prefetchToken(ah, i)
 		base := int(w) * k
 		cw := p.col[base : base+k]
+		// ps[j]: the document part's running sum up to token j, token i
+		// left out (its sum repeats the one before, so it is never drawn).
 		var dm float64
-		for j, t := range zd {
-			x := float64(cw[t])
-			if j == i {
-				x = 0
-			}
-			dm += x
+		for j, t := range zd[:i] {
+			dm += float64(cw[t])
+			ps[j] = math.Float64bits(dm)
+		}
+		ps[i] = math.Float64bits(dm)
+		for j, t := range zd[i+1:] {
+			dm += float64(cw[t])
+			ps[i+1+j] = math.Float64bits(dm)
 		}
 		tm, rm := p.mass[w], p.rest[w]
 		u := unit(src.Uint64()) * (dm + alpha*(tm+rm))
 		switch {
 		case u < dm:
-			var acc float64
-			pick := zd[i]
-			for j, t := range zd {
-				if j == i || cw[t] == 0 {
-					continue
-				}
-				acc += float64(cw[t])
-				pick = t
-				if u < acc {
-					break
-				}
+			ub := math.Float64bits(u)
+			c := 0
+			for _, x := range ps {
+				c += int((x - ub - 1) >> 63)
 			}
-			zd[i] = pick
+			zd[i] = zd[c]
 		case tm+rm == 0:
 			// All-zero column: π is 0 everywhere; keep the topic.
 		default:
