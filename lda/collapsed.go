@@ -2,6 +2,7 @@ package lda
 
 import (
 	"context"
+	"math"
 	"slices"
 	"unsafe"
 
@@ -107,7 +108,7 @@ type collapsedWorker struct {
 	inv     []float64 // 1/(G_k + D_k + Vβ), kept current by move
 	topics  []uint16  // the short document's distinct topics (a topic may stay after its count falls to 0)
 	listed  []bool    // listed[t]: t is in topics
-	w       []float64 // scratch: a weight per listed topic
+	w       []uint64  // scratch: a running sum per listed topic (collapsedToken)
 	_       [parallel.CacheGap]byte
 }
 
@@ -508,16 +509,22 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 	// W(t) = (n_tw + β)·inv[t] for t ≠ cur; at cur without the token.
 	wCur := (float64(nw[cur]-1) + beta) / (float64(nk[cur]-1) + vb)
 	// The document part over the document's distinct topics: C_dt·W(t).
-	xs := cw.w[:len(cw.topics)]
+	// Its running sums go to ps, as bits: the sums are not negative, so
+	// their bits order like them, and the draw below counts the sums at
+	// most u with integer arithmetic, without a branch to mispredict. The
+	// entry at cur takes wCur by a mask for the same reason. On WordNet
+	// glosses (K = 50, one worker) that made the kernel's iterations
+	// 1.0–1.25× as fast (median of 6 alternated pairs 1.10).
+	ps := cw.w[:len(cw.topics)]
+	wCurBits := math.Float64bits(wCur)
 	var dm float64
 	for j, t := range cw.topics {
 		x := (float64(nw[t]) + beta) * inv[t]
-		if int(t) == cur {
-			x = wCur
-		}
-		x *= float64(cnt[t])
-		xs[j] = x
-		dm += x
+		eq := uint64(int(t) ^ cur)
+		atCur := ((eq | -eq) >> 63) - 1 // all ones when t is cur, else 0
+		x = math.Float64frombits(math.Float64bits(x)&^atCur | wCurBits&atCur)
+		dm += x * float64(cnt[t])
+		ps[j] = math.Float64bits(dm)
 	}
 	mass := cs.mass[w]
 	zs := mass + cs.smoothMass
@@ -525,17 +532,14 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 	t := cur
 	switch {
 	case u < dm:
-		var acc float64
-		for j, x := range xs {
-			if x == 0 {
-				continue
-			}
-			acc += x
-			t = int(cw.topics[j])
-			if u < acc {
-				break
-			}
+		// The first topic whose running sum exceeds u; it has a weight
+		// above 0, and there is one since u < dm.
+		ub := math.Float64bits(u)
+		j := 0
+		for _, x := range ps {
+			j += int((x - ub - 1) >> 63)
 		}
+		t = int(cw.topics[j])
 	case (u-dm)/alpha < mass:
 		t = p.drawWordSrc(src, int(w))
 	default:
