@@ -73,6 +73,8 @@ func TestThreshold(t *testing.T) {
 		want uint32
 	}{
 		{0, 0}, {-1, 0}, {1, math.MaxUint32}, {2, math.MaxUint32}, {0.5, 1 << 31}, {0x1p-32, 1},
+		// Halves round up; below a half, down.
+		{0x1p-33, 1}, {0x3p-33, 2}, {0x1p-34, 0}, {1 - 0x1p-33, math.MaxUint32},
 	}
 	for _, tt := range tests {
 		if got := Threshold(tt.p); got != tt.want {
@@ -87,5 +89,29 @@ func TestLemireBound(t *testing.T) {
 		if got := LemireBound(n); got != want {
 			t.Errorf("LemireBound(%d) = %d; want %d", n, got, want)
 		}
+	}
+}
+
+// BenchmarkBuild builds tables of 4 to 17 slots, the size of a word's
+// sparse proposal table at K = 50.
+func BenchmarkBuild(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const tables = 1024
+	ws := make([][]float64, tables)
+	sums := make([]float64, tables)
+	for i := range ws {
+		ws[i] = make([]float64, 4+r.IntN(14))
+		for j := range ws[i] {
+			ws[i][j] = r.ExpFloat64() * r.ExpFloat64()
+			sums[i] += ws[i][j]
+		}
+	}
+	var bl Builder
+	tab := make([]Entry, 32)
+	i := 0
+	for b.Loop() {
+		w := ws[i%tables]
+		bl.Build(tab[:len(w)], w, sums[i%tables])
+		i++
 	}
 }
