@@ -407,7 +407,7 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 func (m *MH) collapsedDoc(sw *sweepWorker, zd []uint16, wd []int32, ah ahead) {
 	cw := sw.col
 	// When a column is too long for prefetchCollapsed to take in whole
-	// (see prefetchColumn), each read of the document part at one of the
+	// (see columnSpan), each read of the document part at one of the
 	// document's topics would miss the caches: prefetch those entries of
 	// the columns prefetchAhead/2 tokens ahead. At K = 1000 (WordNet
 	// glosses, min-df 5, BenchmarkCollapsed) that made the kernel 1.10× as
@@ -453,18 +453,22 @@ const prefetchAhead = 4
 // on and the columns of the view and of G⁰, the table mass and the table
 // header of the one prefetchAhead on (see ahead).
 func (m *MH) prefetchCollapsed(sw *sweepWorker, ah ahead, i int) {
-	if i < len(ah.w) {
-		m.phi.prefetchTable(int(ah.w[i]))
+	if i >= len(ah.w) {
+		return
 	}
-	if j := i + prefetchAhead/2; j < len(ah.w) {
-		k := m.k
-		w, t := int(ah.w[j]), int(ah.z[j])
-		base := w * k
-		prefetchColumn(sw.col.nkw[base:base+k], t)
-		prefetchColumn(m.nkw[base:base+k], t)
-		mass, hdr := unsafe.Pointer(&m.coll.mass[w]), unsafe.Pointer(&m.phi.words[w])
-		prefetch.Lines(mass, hdr, mass, hdr)
+	t0, t1, t2 := m.phi.tableLines(int(ah.w[i]))
+	j := i + prefetchAhead/2
+	if j >= len(ah.w) {
+		prefetch.Lines(t0, t1, t2, t0)
+		return
 	}
+	k := m.k
+	w, t := int(ah.w[j]), int(ah.z[j])
+	base := w * k
+	view, n := columnSpan(sw.col.nkw[base:base+k], t)
+	start, _ := columnSpan(m.nkw[base:base+k], t)
+	mass, hdr := unsafe.Pointer(&m.coll.mass[w]), unsafe.Pointer(&m.phi.words[w])
+	prefetch.Token(view, start, n, t0, t1, t2, mass, hdr, hdr)
 }
 
 // countTopics adds the topics of zd to the counts cnt and lists the

@@ -10,7 +10,6 @@ import (
 	"github.com/fedtopic/fedtopic/internal/alias"
 	"github.com/fedtopic/fedtopic/internal/chacha8"
 	"github.com/fedtopic/fedtopic/internal/parallel"
-	"github.com/fedtopic/fedtopic/internal/prefetch"
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
 
@@ -151,30 +150,31 @@ func (p *Phi) drawWord(w int, x uint64) (int, bool) {
 	return int(e.alias), true
 }
 
-// prefetchTable prefetches the lines of the first, middle and last slots
-// of w's proposal table: all of a table of up to 16 slots.
-func (p *Phi) prefetchTable(w int) {
+// tableLines returns the first, middle and last slots of w's proposal table
+// (its header, when it has none), to prefetch: all of a table of up to 16
+// slots.
+func (p *Phi) tableLines(w int) (a, b, c unsafe.Pointer) {
 	wt := p.words[w]
 	if wt.n == 0 {
-		return
+		h := unsafe.Pointer(&p.words[w])
+		return h, h, h
 	}
 	s := p.sparse[w/phiBlock][wt.off : wt.off+wt.n]
-	prefetch.Lines(unsafe.Pointer(&s[0]), unsafe.Pointer(&s[len(s)/2]), unsafe.Pointer(&s[len(s)-1]), unsafe.Pointer(&s[0]))
+	return unsafe.Pointer(&s[0]), unsafe.Pointer(&s[len(s)/2]), unsafe.Pointer(&s[len(s)-1])
 }
 
 // maxWholeColumn is the size in bytes (ten cache lines) up to which
-// prefetchColumn prefetches a whole column.
+// columnSpan takes a whole column.
 const maxWholeColumn = 640
 
-// prefetchColumn prefetches a word's column of K counts or probabilities:
-// all of it when it spans at most maxWholeColumn bytes, else the entry at
-// topic t.
-func prefetchColumn[T int32 | float32](col []T, t int) {
+// columnSpan returns the part of a word's column of K counts or
+// probabilities to prefetch for a token at topic t: all of it when it spans
+// at most maxWholeColumn bytes, else the entry at t.
+func columnSpan[T int32 | float32](col []T, t int) (unsafe.Pointer, uintptr) {
 	if n := uintptr(len(col)) * unsafe.Sizeof(col[0]); n <= maxWholeColumn {
-		prefetch.Range(unsafe.Pointer(&col[0]), n)
-		return
+		return unsafe.Pointer(&col[0]), n
 	}
-	prefetch.Range(unsafe.Pointer(&col[t]), 1)
+	return unsafe.Pointer(&col[t]), 1
 }
 
 // phiWorker is the per-goroutine scratch of the Φ draw and finish.

@@ -325,13 +325,17 @@ func (m *MH) aheadOf(s, end int) ahead {
 // fixed, the proposal table of the token prefetchAhead/2 positions on and
 // the column, table mass and table header of the one prefetchAhead on.
 func (p *Phi) prefetchToken(ah ahead, i int) {
-	if i < len(ah.w) {
-		p.prefetchTable(int(ah.w[i]))
+	if i >= len(ah.w) {
+		return
 	}
-	if j := i + prefetchAhead/2; j < len(ah.w) {
-		k := p.K
-		w := int(ah.w[j])
-		prefetchColumn(p.col[w*k:(w+1)*k], int(ah.z[j]))
-		prefetch.Lines(unsafe.Pointer(&p.mass[w]), unsafe.Pointer(&p.rest[w]), unsafe.Pointer(&p.words[w]), unsafe.Pointer(&p.words[w]))
+	t0, t1, t2 := p.tableLines(int(ah.w[i]))
+	j := i + prefetchAhead/2
+	if j >= len(ah.w) {
+		prefetch.Lines(t0, t1, t2, t0)
+		return
 	}
+	k := p.K
+	w := int(ah.w[j])
+	col, n := columnSpan(p.col[w*k:(w+1)*k], int(ah.z[j]))
+	prefetch.Token(col, col, n, t0, t1, t2, unsafe.Pointer(&p.mass[w]), unsafe.Pointer(&p.rest[w]), unsafe.Pointer(&p.words[w]))
 }

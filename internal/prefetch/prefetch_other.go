@@ -11,3 +11,8 @@ func Range(p unsafe.Pointer, n uintptr) {}
 // Lines prefetches the cache line of each of a, b, c and d. It does nothing
 // on this architecture.
 func Lines(a, b, c, d unsafe.Pointer) {}
+
+// Token prefetches every cache line of the n bytes at a and of the n bytes
+// at b (at least the line of each), and the line of each of l1 to l6. It
+// does nothing on this architecture.
+func Token(a, b unsafe.Pointer, n uintptr, l1, l2, l3, l4, l5, l6 unsafe.Pointer) {}
