@@ -19,6 +19,10 @@ func TestPrefetchLeavesMemory(t *testing.T) {
 		}
 	}
 	Lines(unsafe.Pointer(&b[0]), unsafe.Pointer(&b[1000]), unsafe.Pointer(&b[4095]), unsafe.Pointer(&b[64]))
+	for _, n := range []uintptr{1, 63, 64, 200, 640, 4000} {
+		p := func(i int) unsafe.Pointer { return unsafe.Pointer(&b[i]) }
+		Token(p(0), p(4096-int(n)), n, p(1), p(100), p(1000), p(2000), p(3000), p(4095))
+	}
 	for i := range b {
 		if b[i] != byte(i*7) {
 			t.Fatalf("byte %d changed", i)
