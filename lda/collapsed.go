@@ -429,11 +429,22 @@ func (m *MH) collapsedDoc(sw *sweepWorker, zd []uint16, wd []int32, ah ahead) {
 }
 
 // prefetchTopics prefetches the entries of the view's column starting at
-// base at the document's topics.
+// base at the document's topics, four lines a call.
 func (cw *collapsedWorker) prefetchTopics(base int) {
 	col := cw.nkw[base:]
-	for _, t := range cw.topics {
-		prefetch.Range(unsafe.Pointer(&col[t]), 1)
+	at := func(t uint16) unsafe.Pointer { return unsafe.Pointer(&col[t]) }
+	ts := cw.topics
+	for ; len(ts) >= 4; ts = ts[4:] {
+		prefetch.Lines(at(ts[0]), at(ts[1]), at(ts[2]), at(ts[3]))
+	}
+	switch len(ts) {
+	case 3:
+		prefetch.Lines(at(ts[0]), at(ts[1]), at(ts[2]), at(ts[0]))
+	case 2:
+		prefetch.Lines(at(ts[0]), at(ts[1]), at(ts[0]), at(ts[1]))
+	case 1:
+		a := at(ts[0])
+		prefetch.Lines(a, a, a, a)
 	}
 }
 
