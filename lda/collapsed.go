@@ -107,7 +107,7 @@ type collapsedWorker struct {
 	touched []int32   // the moves: pairs (from, to) of indices into nkw
 	inv     []float64 // 1/(G_k + D_k + Vβ), kept current by move
 	topics  []uint16  // the short document's distinct topics (a topic may stay after its count falls to 0)
-	listed  []bool    // listed[t]: t is in topics
+	listed  []uint8   // listed[t]: 1 when t is in topics, else 0
 	w       []uint64  // scratch: a running sum per listed topic (collapsedToken)
 	_       [parallel.CacheGap]byte
 }
@@ -123,7 +123,7 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 		}
 		m.coll = cs
 		for _, sw := range m.sweepers {
-			sw.col = &collapsedWorker{nkw: make([]int32, k*v), nk: parallel.Padded[int32](k), base: parallel.Padded[int32](k), inv: parallel.Padded[float64](k), listed: parallel.Padded[bool](k)}
+			sw.col = &collapsedWorker{nkw: make([]int32, k*v), nk: parallel.Padded[int32](k), base: parallel.Padded[int32](k), inv: parallel.Padded[float64](k), listed: parallel.Padded[uint8](k)}
 		}
 	}
 	copyViews := cs.viewsAt != m.iter
@@ -484,23 +484,28 @@ func (m *MH) prefetchCollapsed(sw *sweepWorker, ah ahead, i int) {
 
 // countTopics adds the topics of zd to the counts cnt and lists the
 // distinct ones in cw.topics, in the order they first occur, with room for
-// a weight each in cw.w. unlist must follow before the next document.
+// a weight each in cw.w. unlist must follow before the next document. Every
+// token's topic is written at the end of the list, which grows only when
+// the topic was not listed: whether a topic is new is random, and a branch
+// on it would be mispredicted.
 func (cw *collapsedWorker) countTopics(zd []uint16, cnt []int32) {
-	cw.topics = cw.topics[:0]
+	topics := slices.Grow(cw.topics[:0], len(zd))[:len(zd)]
+	listed := cw.listed
+	n := 0
 	for _, t := range zd {
-		if !cw.listed[t] {
-			cw.listed[t] = true
-			cw.topics = append(cw.topics, t)
-		}
+		topics[n] = t
+		n += int(1 - listed[t])
+		listed[t] = 1
 		cnt[t]++
 	}
-	cw.w = slices.Grow(cw.w[:0], len(cw.topics))[:len(cw.topics)]
+	cw.topics = topics[:n]
+	cw.w = slices.Grow(cw.w[:0], n)[:n]
 }
 
 // unlist clears the marks of the listed topics.
 func (cw *collapsedWorker) unlist() {
 	for _, t := range cw.topics {
-		cw.listed[t] = false
+		cw.listed[t] = 0
 	}
 }
 
@@ -574,8 +579,8 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 		b := (ns + alpha) * wCur * (nt*wt + alpha*pt) * (dm + alpha*zt)
 		if unit(src.Uint64())*b < a {
 			cur = m.move(cw, zd, i, base, cur, t)
-			if !cw.listed[cur] {
-				cw.listed[cur] = true
+			if cw.listed[cur] == 0 {
+				cw.listed[cur] = 1
 				cw.topics = append(cw.topics, uint16(cur))
 				cw.w = append(cw.w, 0)
 			}

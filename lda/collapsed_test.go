@@ -246,7 +246,7 @@ func TestCollapsedWaves(t *testing.T) {
 	nkw0, _ := countsOfState(m, z0)
 	copy(m.nkw, nkw0)
 	sw := &sweepWorker{src: chacha8.New([32]byte{}), cnt: make([]int32, m.k)}
-	sw.col = &collapsedWorker{nk: make([]int32, m.k), inv: make([]float64, m.k), listed: make([]bool, m.k)}
+	sw.col = &collapsedWorker{nk: make([]int32, m.k), inv: make([]float64, m.k), listed: make([]uint8, m.k)}
 	moved := 0
 	for b := range nb {
 		cut := m.docStart[m.blocks[b-b%collapsedWave]]
