@@ -11,7 +11,9 @@
 # SEEDS (default 1) lists the seeds of the quality runs: each seed trains
 # the reference and every MH length, and the summary gives the mean over
 # seeds and the worst seed's time to quality, since one chain's perplexity
-# varies by about ±1%.
+# varies by about ±1%. REPEATS (default 1) runs every training that many
+# times and takes the median of its times: on a shared machine one run's
+# time can be off by a third.
 # Results are printed and written to OUT_DIR (default bench/results).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +23,7 @@ K=${K:-50}
 GIBBS_ITERS=${GIBBS_ITERS:-300}
 MH_ITERS=${MH_ITERS:-"200 225 250 300 500"}
 SEEDS=${SEEDS:-1}
+REPEATS=${REPEATS:-1}
 
 . bench/corpus.sh
 corpus=$(bench_corpus "$out/wordnet.jsonl")
@@ -32,13 +35,16 @@ go build -o "$out/fedtopic" ./cmd/fedtopic
 ft="$out/fedtopic"
 common=(--corpus "$out/train.jsonl" --topics "$K" --min-df 2)
 
-timed() { # timed NAME CMD...: runs CMD, prints its wall time in seconds
+timed() { # timed NAME CMD...: runs CMD REPEATS times (logs NAME-rN.log), prints the median wall time in seconds
   local name=$1; shift
-  local t0 t1
-  t0=$(date +%s.%N)
-  "$@" > "$out/$name.log" 2>&1
-  t1=$(date +%s.%N)
-  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", b - a }'
+  local t0 t1 r
+  rm -f "$out/$name"-r*.log
+  for r in $(seq "$REPEATS"); do
+    t0=$(date +%s.%N)
+    "$@" > "$out/$name-r$r.log" 2>&1
+    t1=$(date +%s.%N)
+    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", b - a }'
+  done | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
 evaluate() { # evaluate MODEL: prints perplexity and NPMI on the test documents
@@ -62,11 +68,12 @@ done
 # (as train reports it, without reading the corpus) against the
 # reference's; then the fewest iterations within 2% on every seed.
 python3 - "$out" "$MH_ITERS" $SEEDS <<'PY' | tee -a "$out/quality.txt"
-import re, sys
+import glob, re, statistics, sys
 out, iters, seeds = sys.argv[1], sys.argv[2].split(), sys.argv[3:]
-def train_seconds(name):
-    m = re.search(r"iterations in ([0-9.]+)s", open(f"{out}/{name}.log").read())
-    return float(m.group(1))
+def train_seconds(name):  # the median over the repeats
+    ts = [float(re.search(r"iterations in ([0-9.]+)s", open(f).read()).group(1))
+          for f in glob.glob(f"{out}/{name}-r*.log")]
+    return statistics.median_low(ts)
 runs = {}
 for line in open(f"{out}/quality.txt"):
     m = re.match(r"seed (\S+) (gibbs|mh (\d+) iterations).*perplexity ([0-9.]+) npmi ([-0-9.]+)", line)
