@@ -12,8 +12,9 @@
 # the reference and every MH length, and the summary gives the mean over
 # seeds and the worst seed's time to quality, since one chain's perplexity
 # varies by about ±1%. REPEATS (default 1) runs every training that many
-# times and takes the median of its times: on a shared machine one run's
-# time can be off by a third.
+# times, the reference and the MH lengths in turn, and takes the median of
+# each one's times: on a shared machine one run's time can be off by a
+# third, and slow spells last minutes.
 # Results are printed and written to OUT_DIR (default bench/results).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,16 +36,17 @@ go build -o "$out/fedtopic" ./cmd/fedtopic
 ft="$out/fedtopic"
 common=(--corpus "$out/train.jsonl" --topics "$K" --min-df 2)
 
-timed() { # timed NAME CMD...: runs CMD REPEATS times (logs NAME-rN.log), prints the median wall time in seconds
-  local name=$1; shift
-  local t0 t1 r
-  rm -f "$out/$name"-r*.log
-  for r in $(seq "$REPEATS"); do
-    t0=$(date +%s.%N)
-    "$@" > "$out/$name-r$r.log" 2>&1
-    t1=$(date +%s.%N)
-    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", b - a }'
-  done | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+run() { # run NAME R CMD...: runs CMD (log NAME-rR.log) and adds its wall time in seconds to NAME.times
+  local name=$1 r=$2; shift 2
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$@" > "$out/$name-r$r.log" 2>&1
+  t1=$(date +%s.%N)
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", b - a }' >> "$out/$name.times"
+}
+
+median() { # median FILE: the (lower) median of the numbers in FILE
+  sort -n "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
 evaluate() { # evaluate MODEL: prints perplexity and NPMI on the test documents
@@ -54,12 +56,19 @@ evaluate() { # evaluate MODEL: prints perplexity and NPMI on the test documents
 
 : > "$out/quality.txt"
 for seed in $SEEDS; do
-  echo "== seed $seed: collapsed Gibbs, $GIBBS_ITERS iterations, 1 worker (reference)"
-  t=$(timed "gibbs-s$seed" "$ft" train "${common[@]}" --seed "$seed" --sampler gibbs --iterations "$GIBBS_ITERS" --workers 1 --out "$out/gibbs-s$seed.model")
-  echo "seed $seed gibbs: ${t}s  $(evaluate "$out/gibbs-s$seed.model")" | tee -a "$out/quality.txt"
+  echo "== seed $seed: collapsed Gibbs, $GIBBS_ITERS iterations, 1 worker (reference), and MH, $MH_ITERS iterations, 2 workers; $REPEATS repeat(s), interleaved"
+  rm -f "$out"/*-s"$seed"-r*.log "$out"/*-s"$seed".times
+  # Each repeat runs the reference and every MH length in turn, so a slow
+  # spell of a shared machine falls on both sides.
+  for r in $(seq "$REPEATS"); do
+    run "gibbs-s$seed" "$r" "$ft" train "${common[@]}" --seed "$seed" --sampler gibbs --iterations "$GIBBS_ITERS" --workers 1 --out "$out/gibbs-s$seed.model"
+    for it in $MH_ITERS; do
+      run "mh$it-s$seed" "$r" "$ft" train "${common[@]}" --seed "$seed" --sampler mh --iterations "$it" --workers 2 --out "$out/mh$it-s$seed.model"
+    done
+  done
+  echo "seed $seed gibbs: $(median "$out/gibbs-s$seed.times")s  $(evaluate "$out/gibbs-s$seed.model")" | tee -a "$out/quality.txt"
   for it in $MH_ITERS; do
-    t=$(timed "mh$it-s$seed" "$ft" train "${common[@]}" --seed "$seed" --sampler mh --iterations "$it" --workers 2 --out "$out/mh$it-s$seed.model")
-    echo "seed $seed mh $it iterations, 2 workers: ${t}s  $(evaluate "$out/mh$it-s$seed.model")" | tee -a "$out/quality.txt"
+    echo "seed $seed mh $it iterations, 2 workers: $(median "$out/mh$it-s$seed.times")s  $(evaluate "$out/mh$it-s$seed.model")" | tee -a "$out/quality.txt"
   done
 done
 

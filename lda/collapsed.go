@@ -529,10 +529,9 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 	// W(t) = (n_tw + β)·inv[t] for t ≠ cur; at cur without the token.
 	wCur := (float64(nw[cur]-1) + beta) / (float64(nk[cur]-1) + vb)
 	// The document part over the document's distinct topics: C_dt·W(t).
-	// Its running sums go to ps, as bits: the sums are not negative, so
-	// their bits order like them, and the draw below counts the sums at
-	// most u with integer arithmetic, without a branch to mispredict. The
-	// entry at cur takes wCur by a mask for the same reason. On WordNet
+	// Its running sums go to ps, as bits, for firstAbove, which draws
+	// without a branch to mispredict. The entry at cur takes wCur by a mask
+	// for the same reason. On WordNet
 	// glosses (K = 50, one worker) that made the kernel's iterations
 	// 1.0–1.25× as fast (median of 6 alternated pairs 1.10).
 	ps := cw.w[:len(cw.topics)]
@@ -554,12 +553,7 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 	case u < dm:
 		// The first topic whose running sum exceeds u; it has a weight
 		// above 0, and there is one since u < dm.
-		ub := math.Float64bits(u)
-		j := 0
-		for _, x := range ps {
-			j += int((x - ub - 1) >> 63)
-		}
-		t = int(cw.topics[j])
+		t = int(cw.topics[firstAbove(ps, u)])
 	case (u-dm)/alpha < mass:
 		t = p.drawWordSrc(src, int(w))
 	default:
