@@ -42,9 +42,11 @@ func BenchmarkCollapsed(b *testing.B) { benchIterations(b, lda.SamplerADLDA, []i
 
 // benchBurnIn is the number of untimed burn-in sweeps (of the collapsed
 // kernel) before a benchmark times its sweeps. The cost of a sweep depends on
-// the state: from random topics a short document holds as many topics as
-// tokens, after the burn-in — where a default chain runs its exact sweeps —
-// typically two or three.
+// the state: on WordNet glosses (min-df 5, K = 50) a short document of 8
+// tokens holds 7.3 distinct topics on average from random topics and 4.1
+// after 20 burn-in sweeps — the kind of state a default chain runs its exact
+// sweeps from — where BenchmarkMH K=50 with one worker ran 1.3× as fast
+// (median of 4 alternated pairs, 0.91–1.47).
 const benchBurnIn = 20
 
 // benchIterations times single iterations of a chain of sampler after
