@@ -108,7 +108,7 @@ type collapsedWorker struct {
 	inv     []float64 // 1/(G_k + D_k + Vβ), kept current by move
 	topics  []uint16  // the short document's distinct topics (a topic may stay after its count falls to 0)
 	listed  []uint8   // listed[t]: 1 when t is in topics, else 0
-	w       []uint64  // scratch: a running sum per listed topic (collapsedToken)
+	sums    []uint64  // scratch: a running sum per listed topic (collapsedToken)
 	_       [parallel.CacheGap]byte
 }
 
@@ -484,7 +484,7 @@ func (m *MH) prefetchCollapsed(sw *sweepWorker, ah ahead, i int) {
 
 // countTopics adds the topics of zd to the counts cnt and lists the
 // distinct ones in cw.topics, in the order they first occur, with room for
-// a weight each in cw.w. unlist must follow before the next document. Every
+// a running sum each in cw.sums. unlist must follow before the next document. Every
 // token's topic is written at the end of the list, which grows only when
 // the topic was not listed: whether a topic is new is random, and a branch
 // on it would be mispredicted.
@@ -499,7 +499,7 @@ func (cw *collapsedWorker) countTopics(zd []uint16, cnt []int32) {
 		cnt[t]++
 	}
 	cw.topics = topics[:n]
-	cw.w = slices.Grow(cw.w[:0], n)[:n]
+	cw.sums = slices.Grow(cw.sums[:0], n)[:n]
 }
 
 // unlist clears the marks of the listed topics.
@@ -531,10 +531,10 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 	// The document part over the document's distinct topics: C_dt·W(t).
 	// Its running sums go to ps, as bits, for firstAbove, which draws
 	// without a branch to mispredict. The entry at cur takes wCur by a mask
-	// for the same reason. On WordNet
-	// glosses (K = 50, one worker) that made the kernel's iterations
-	// 1.0–1.25× as fast (median of 6 alternated pairs 1.10).
-	ps := cw.w[:len(cw.topics)]
+	// for the same reason. On WordNet glosses (K = 50, one worker) that made
+	// the kernel's iterations 1.0–1.25× as fast (median of 6 alternated
+	// pairs 1.10).
+	ps := cw.sums[:len(cw.topics)]
 	wCurBits := math.Float64bits(wCur)
 	var dm float64
 	for j, t := range cw.topics {
@@ -576,7 +576,7 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 			if cw.listed[cur] == 0 {
 				cw.listed[cur] = 1
 				cw.topics = append(cw.topics, uint16(cur))
-				cw.w = append(cw.w, 0)
+				cw.sums = append(cw.sums, 0)
 			}
 		}
 	}

@@ -15,22 +15,20 @@ TEXT ·Lines(SB), NOSPLIT|NOFRAME, $0-32
 // func Token(a, b unsafe.Pointer, n uintptr, l1, l2, l3, l4, l5, l6 unsafe.Pointer)
 TEXT ·Token(SB), NOSPLIT|NOFRAME, $0-72
 	MOVQ a+0(FP), AX
+	MOVQ b+8(FP), BX
 	MOVQ n+16(FP), CX
+	MOVQ $2, SI
+span: // the n bytes at AX, then at BX
 	LEAQ -1(AX)(CX*1), DX
 	ANDQ $~63, AX
-spana:
+line:
 	PREFETCHT0 (AX)
 	ADDQ $64, AX
 	CMPQ AX, DX
-	JLS  spana
-	MOVQ b+8(FP), AX
-	LEAQ -1(AX)(CX*1), DX
-	ANDQ $~63, AX
-spanb:
-	PREFETCHT0 (AX)
-	ADDQ $64, AX
-	CMPQ AX, DX
-	JLS  spanb
+	JLS  line
+	MOVQ BX, AX
+	DECQ SI
+	JNZ  span
 	MOVQ l1+24(FP), AX
 	PREFETCHT0 (AX)
 	MOVQ l2+32(FP), AX
