@@ -41,11 +41,13 @@ func gammaMT(r *rand.Rand, a float64) float64 {
 // gammaSmall holds the constants of the GS algorithm for one shape a < 1.
 type gammaSmall struct {
 	a, b, invA float64
-	pow        int // 1/a when it is a small integer (β = 0.01 gives 100), else 0
+	bUnit      float64 // b·2⁻⁵³: q = float64(r>>11)·bUnit is b·unit(r)
+	pow        int     // 1/a when it is a small integer (β = 0.01 gives 100), else 0
 }
 
 func newGammaSmall(a float64) gammaSmall {
 	g := gammaSmall{a: a, b: 1 + a/math.E, invA: 1 / a}
+	g.bUnit = g.b * 0x1p-53
 	if n := math.Round(g.invA); n == g.invA && n <= 1024 {
 		g.pow = int(n)
 	}
@@ -98,16 +100,40 @@ func (g gammaSmall) from(p float64, src *chacha8.Stream) (x, lx float64) {
 	return x, lx
 }
 
-// pow100 returns x^100 by a fixed chain of eight multiplications: the
-// power of the GS algorithm for the default β = 0.01, small enough to be
-// inlined into the Dirichlet draw.
-func pow100(x float64) float64 {
-	x2 := x * x
-	x4 := x2 * x2
-	x8 := x4 * x4
-	x16 := x8 * x8
-	x32 := x16 * x16
-	return x32 * x32 * (x32 * x4)
+// lane starts the GS algorithm from one 64-bit word r, for a shape with
+// pow > 0: the high 53 bits give the first uniform, q = b·unit(r), and the
+// low 11 bits c the leading bits of the acceptance uniform U = (c + U')/2¹¹.
+// When q ≤ 1 and (c+1)/2¹¹ ≤ 1 − x for x = q^pow, U < e^(−x) whatever U'
+// is, so r alone decides the draw: lane returns x and true, for all but
+// about 1% of the words at β = 0.01. Otherwise it returns false and
+// finish completes the draw from the stream. The Dirichlet draw of Φ runs
+// this test on a column's words at once (zeroLanes).
+func (g gammaSmall) lane(r uint64) (float64, bool) {
+	q := float64(r>>11) * g.bUnit
+	if !(q <= 1) {
+		return 0, false
+	}
+	x := powInt(q, g.pow)
+	return x, (float64(r&0x7ff)+1)*0x1p-11 <= 1-x
+}
+
+// finish completes the draw that lane did not decide from r, reading
+// further words from src, and returns the variate and its logarithm.
+func (g gammaSmall) finish(r uint64, src *chacha8.Stream) (x, lx float64) {
+	q := float64(r>>11) * g.bUnit
+	if !(q <= 1) {
+		return g.from(q, src)
+	}
+	x = powInt(q, g.pow)
+	if c := float64(r & 0x7ff); (c+1)*0x1p-11 <= 1-x || (c+unit(src.Uint64()))*0x1p-11 <= math.Exp(-x) {
+		return x, g.laneLog(r)
+	}
+	return g.from(g.b*unit(src.Uint64()), src) // rejected: start over
+}
+
+// laneLog returns log x for a draw that lane decided from r.
+func (g gammaSmall) laneLog(r uint64) float64 {
+	return math.Log(float64(r>>11)*g.bUnit) * g.invA
 }
 
 // powInt returns x^n for n ≥ 1 by repeated squaring. n is the same for

@@ -146,15 +146,6 @@ func TestPowInt(t *testing.T) {
 	}
 }
 
-func TestPow100(t *testing.T) {
-	for _, x := range []float64{0, 1e-3, 0.3, 0.5, 0.93, 0.999, 1} {
-		got, want := pow100(x), math.Pow(x, 100)
-		if math.Abs(got-want) > 1e-13*want {
-			t.Errorf("pow100(%v) = %v; want %v", x, got, want)
-		}
-	}
-}
-
 // TestDrawPhiMarginalKS checks the distribution of single entries of the
 // Dirichlet draw: φ_kw ~ Beta(a_w, a_0 − a_w) with a_w = C_kw + β and a_0 =
 // C_k + Vβ, for entries with zero and non-zero counts, by a one-sample
@@ -166,7 +157,8 @@ func TestPow100(t *testing.T) {
 // entries in all the critical d = √(ln(2m/1e-5)/(2n)) gives a test-wide
 // false-failure rate of at most 1e-5. β = 0.01 takes the integer-power path
 // of the zero-count draws, 0.013 the general one; "tiny sums" (V·β = 0.03)
-// sends an empty topic through the exact log-space pass.
+// sends an empty topic through the exact log-space pass; "lanes" and "lanes
+// beta 0.1" (1/β = 10) have enough topics for the vector paths.
 func TestDrawPhiMarginalKS(t *testing.T) {
 	tests := []phiCase{
 		{name: "beta 0.01", k: 3, v: 300, beta: 0.01,
@@ -178,6 +170,14 @@ func TestDrawPhiMarginalKS(t *testing.T) {
 		{name: "tiny sums", k: 2, v: 3, beta: 0.01,
 			counts: map[[2]int]int32{{0, 0}: 5, {0, 1}: 1},
 			check:  [][2]int{{0, 0}, {0, 2}, {1, 0}}},
+		// K = 19: topics 0 to 15 take the eight-at-a-time path where the
+		// machine has it (zeroLanes, finishBlock), 16 to 18 the loop.
+		{name: "lanes", k: 19, v: 40, beta: 0.01,
+			counts: map[[2]int]int32{{0, 0}: 7, {9, 3}: 1, {17, 5}: 4, {18, 5}: 2, {18, 6}: 30},
+			check:  [][2]int{{0, 0}, {0, 1}, {9, 3}, {9, 4}, {15, 0}, {17, 5}, {18, 39}}},
+		{name: "lanes beta 0.1", k: 16, v: 30, beta: 0.1,
+			counts: map[[2]int]int32{{3, 0}: 2, {12, 9}: 5},
+			check:  [][2]int{{3, 0}, {3, 1}, {12, 7}}},
 	}
 	const n = 3000
 	m := 0
@@ -231,6 +231,71 @@ func TestDrawPhiMarginalKS(t *testing.T) {
 				}
 				if d > crit {
 					t.Errorf("KS distance of φ[%d][%d] (count %v) over %d draws = %.4f; want ≤ %.4f", kw[0], kw[1], a-tt.beta, n, d, crit)
+				}
+			}
+		})
+	}
+}
+
+// TestDrawPhiVectorSame checks that the vector paths of the Dirichlet draw
+// (zeroLanesAVX512, colMaxAVX512, colScaleAVX512) give what the loops
+// give, bit for bit: Φ, the proposal tables and their masses, and the logs,
+// for numbers of topics below, at and off multiples of 8, shapes with and
+// without lanes (1/0.013 is no integer), and sparse and dense counts,
+// including topics with tiny sums (the exact passes).
+func TestDrawPhiVectorSame(t *testing.T) {
+	if !useLanesAVX512 {
+		t.Log("no AVX-512 here: only the loops run, and the distribution tests cover them")
+		return
+	}
+	defer func() { useLanesAVX512 = true }()
+	for _, tc := range []struct {
+		k, v    int
+		beta    float64
+		perWord int
+	}{
+		{7, 50, 0.01, 3}, {8, 300, 0.01, 5}, {19, 300, 0.01, 2}, {50, 600, 0.01, 40},
+		{64, 257, 0.1, 20}, {100, 300, 0.013, 10}, {1000, 40, 0.01, 400}, {9, 3, 0.01, 1},
+	} {
+		t.Run(fmt.Sprintf("K=%d,V=%d,beta=%v", tc.k, tc.v, tc.beta), func(t *testing.T) {
+			r := rng.Derive(uint64(tc.k), "vector same")
+			counts := make([]int32, tc.k*tc.v)
+			for w := range tc.v {
+				for range tc.perWord {
+					counts[w*tc.k+int(r.Uint64N(uint64(tc.k)))]++
+				}
+			}
+			propose := make([]bool, tc.v)
+			for w := range propose {
+				propose[w] = w%5 != 3
+			}
+			draw := func(vector bool) *Phi {
+				useLanesAVX512 = vector
+				p := newPhi(tc.k, tc.v, propose, true)
+				buf := slices.Clone(counts)
+				workers := []*phiWorker{newPhiWorker(), newPhiWorker()}
+				if err := drawPhi(context.Background(), p, buf, tc.beta, 9, 4, workers); err != nil {
+					t.Fatal(err)
+				}
+				return p
+			}
+			want, got := draw(false), draw(true)
+			bitsEq := func(a, b []float32) bool {
+				return slices.EqualFunc(a, b, func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
+			}
+			if !bitsEq(got.col, want.col) {
+				t.Error("Φ differs between the vector paths and the loops")
+			}
+			if !bitsEq(got.logRow, want.logRow) {
+				t.Error("log Φ differs between the vector paths and the loops")
+			}
+			if !slices.Equal(got.words, want.words) || !slices.Equal(got.mass, want.mass) ||
+				!slices.Equal(got.rest, want.rest) || !slices.Equal(got.invMass, want.invMass) {
+				t.Error("proposal tables or masses differ between the vector paths and the loops")
+			}
+			for b := range got.sparse {
+				if !slices.Equal(got.sparse[b], want.sparse[b]) {
+					t.Errorf("word block %d: alias slots differ between the vector paths and the loops", b)
 				}
 			}
 		})

@@ -3,6 +3,7 @@ package lda
 import (
 	"context"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"unsafe"
@@ -185,12 +186,23 @@ type phiWorker struct {
 	topics  []uint16  // topics of the table being built
 	weights []float64 // their weights
 	cnt     []int32   // scratch of K zeros, for counts (see counts)
+	words   []uint64  // a column's words of the stream (see drawBlock)
+	slow    []uint64  // bit set of the column's entries zeroLanes left
 	_       [parallel.CacheGap]byte
 }
 
 func newPhiWorker() *phiWorker {
 	src := chacha8.New([32]byte{})
 	return &phiWorker{src: src, r: rand.New(src)}
+}
+
+// laneScratch returns room for a column's K words of the stream and for
+// the bit set of its slow entries.
+func (pw *phiWorker) laneScratch(k int) (words, slow []uint64) {
+	if len(pw.words) != k {
+		pw.words, pw.slow = make([]uint64, k), make([]uint64, (k+63)/64)
+	}
+	return pw.words, pw.slow
 }
 
 // counts returns k counters, all 0; the caller must leave them 0.
@@ -293,6 +305,14 @@ func drawPhi[T count](ctx context.Context, p *Phi, c []T, beta float64, seed uin
 // exact the block's largest log g (passMax), its Σ exp(log g − shift_k)
 // (passSum), or the final value exp(log g − shift_k) with shift_k = log S_k
 // (passStore). Every pass draws the same variates from the same stream.
+//
+// When β = 1/pow for an integer pow (gammaSmall.lane), each column (word)
+// first reads K words of the stream, one per topic: an entry with no count
+// whose word decides its draw alone — all but about 1% of them at β = 0.01
+// — is drawn from it (zeroLanes, eight at a time where the machine can).
+// The other entries are then drawn in topic order from the words that
+// follow: a zero-count entry finishes its draw from its word, an entry
+// with a count ignores its word and draws Gamma(C_kw + β) afresh.
 func drawBlock[T count](p *Phi, c []T, b int, small gammaSmall, beta float64, pw *phiWorker, seed uint64, iter int, mode int, exact []bool, shift []float64) {
 	k, v := p.K, p.V
 	src := pw.src
@@ -305,70 +325,85 @@ func drawBlock[T count](p *Phi, c []T, b int, small gammaSmall, beta float64, pw
 			acc[t] = math.Inf(-1)
 		}
 	}
-	is100 := small.pow == 100
+	lanes := small.pow > 0
+	words, slow := pw.laneScratch(k)
+	// put records the draw x (with log lx, needed only for exact topics)
+	// of topic t in column pc by the pass's mode.
+	put := func(pc []float32, t int, x, lx float64) {
+		switch {
+		case mode == passFast:
+			acc[t] += x
+			// Flush what would be a float32 subnormal: the final value
+			// (this divided by S_k·2⁶⁴ ≥ 1) would be flushed anyway.
+			pc[t] = float32(math.Float64frombits(flushBits(x * phiScale)))
+		case !exact[t]:
+		case mode == passMax:
+			acc[t] = math.Max(acc[t], lx)
+		case mode == passSum:
+			acc[t] += math.Exp(lx - shift[t])
+		default:
+			pc[t] = float32(math.Float64frombits(flushBits(math.Exp(lx - shift[t]))))
+		}
+	}
 	cb := c[w0*k : w1*k]
 	col := p.col[w0*k : w1*k]
 	for o := 0; o < len(cb); o += k {
 		cw, pc := cb[o:o+k], col[o:o+k]
-		acc, pc := acc[:len(cw)], pc[:len(cw)]
-		for t, n := range cw {
-			var x, lx float64 // lx is needed (and set) only for exact topics
-			fast := mode == passFast || !exact[t]
-			if n == 0 {
-				// gammaSmall.from with its common case inline, from one
-				// 64-bit word r: the high 53 bits give the first uniform
-				// and the low 11 bits c the leading bits of the acceptance
-				// uniform U = (c + U')/2¹¹, whose remaining bits U' are
-				// drawn only when c alone cannot decide U ≤ e^(−x): when
-				// (c+1)/2¹¹ ≤ 1 − x, U < e^(−x) whatever U' is. That
-				// happens for all but about 1% of the draws, so most
-				// zero-count entries cost one 64-bit word.
-				r := src.Uint64()
-				q := small.b * unit(r)
-				switch {
-				case q <= 1 && small.pow > 0:
-					if is100 {
-						x = pow100(q)
-					} else {
-						x = powInt(q, small.pow)
-					}
-					if c := float64(r & 0x7ff); !((c+1)*0x1p-11 <= 1-x) {
-						if u := (c + unit(src.Uint64())) * 0x1p-11; !(u <= math.Exp(-x)) {
-							x, lx = small.from(small.b*unit(src.Uint64()), src) // rejected: start over
-							break
-						}
-					}
-					if !fast {
-						lx = math.Log(q) * small.invA
-					}
-				default:
-					x, lx = small.from(q, src)
-				}
-			} else if a := float64(n) + beta; a >= 1 {
-				x = gammaMT(pw.r, a)
-				if !fast {
-					lx = math.Log(x)
-				}
-			} else {
-				g := newGammaSmall(a)
-				x, lx = g.from(g.b*unit(src.Uint64()), src)
+		if !lanes {
+			for t, n := range cw {
+				x, lx := drawEntry(n, small, beta, pw, mode == passFast || !exact[t])
+				put(pc, t, x, lx)
 			}
-			switch {
-			case mode == passFast:
-				acc[t] += x
-				// Flush what would be a float32 subnormal: the final value
-				// (this divided by S_k·2⁶⁴ ≥ 1) would be flushed anyway.
-				pc[t] = float32(math.Float64frombits(flushBits(x * phiScale)))
-			case fast:
-			case mode == passMax:
-				acc[t] = math.Max(acc[t], lx)
-			case mode == passSum:
-				acc[t] += math.Exp(lx - shift[t])
-			default:
-				pc[t] = float32(math.Float64frombits(flushBits(math.Exp(lx - shift[t]))))
+			continue
+		}
+		src.Fill(words)
+		if mode == passFast {
+			zeroLanes(small, words, cw, pc, acc, slow)
+		} else {
+			clear(slow)
+			for t, n := range cw {
+				if x, ok := small.lane(words[t]); n == 0 && ok {
+					if exact[t] {
+						put(pc, t, x, small.laneLog(words[t]))
+					}
+				} else {
+					slow[t>>6] |= 1 << (t & 63)
+				}
+			}
+		}
+		for j, m := range slow {
+			for ; m != 0; m &= m - 1 {
+				t := j<<6 + bits.TrailingZeros64(m)
+				fast := mode == passFast || !exact[t]
+				var x, lx float64
+				if n := cw[t]; n == 0 {
+					x, lx = small.finish(words[t], src)
+				} else {
+					x, lx = drawEntry(n, small, beta, pw, fast)
+				}
+				put(pc, t, x, lx)
 			}
 		}
 	}
+}
+
+// drawEntry draws Gamma(n + β) from pw's stream and its logarithm, which
+// it computes only when fast is false (passFast and non-exact topics need
+// no logarithm).
+func drawEntry[T count](n T, small gammaSmall, beta float64, pw *phiWorker, fast bool) (x, lx float64) {
+	if n == 0 {
+		return small.from(small.b*unit(pw.src.Uint64()), pw.src)
+	}
+	a := float64(n) + beta
+	if a < 1 {
+		g := newGammaSmall(a)
+		return g.from(g.b*unit(pw.src.Uint64()), pw.src)
+	}
+	x = gammaMT(pw.r, a)
+	if !fast {
+		lx = math.Log(x)
+	}
+	return x, lx
 }
 
 // finishBlock scales the columns of word block b by fac (per topic),
@@ -384,25 +419,43 @@ func (p *Phi) finishBlock(pw *phiWorker, b int, fac []float64) {
 		// The largest scaled value first, on the bits of the (non-
 		// negative) values: integer comparisons become conditional moves,
 		// where float comparisons of random outcomes would be mispredicted
-		// branches. Flushing commutes with the maximum.
+		// branches. Flushing commutes with the maximum. Where the machine
+		// can, the whole groups of eight topics take the vector forms of
+		// these loops (same results), and the loops run on the rest.
+		done := 0
+		if useLanesAVX512 && k >= 8 {
+			done = k &^ 7
+		}
 		var topBits uint64
-		for t, x := range col {
-			topBits = max(topBits, math.Float64bits(float64(x)*fac[t]))
+		if done > 0 {
+			var m [8]float64
+			colMaxAVX512(&col[0], &fac[0], done, &m)
+			for _, x := range m {
+				topBits = max(topBits, math.Float64bits(x))
+			}
+		}
+		for t, x := range col[done:] {
+			topBits = max(topBits, math.Float64bits(float64(x)*fac[done+t]))
 		}
 		top := float32(math.Float64frombits(flushBits(math.Float64frombits(topBits))))
 		// Then scale, flush and store in one pass that also compacts the
 		// topics of the proposal table, those with x ≥ cut and x > 0 (the
 		// entries are 0 or normal, so x > 0 is x ≥ minNormal32), without
 		// branches: every topic is written, and only those in the table
-		// advance n.
+		// advance n. The entries left out (y < cut; zeros add nothing) sum
+		// in eight partial sums, of the topics t with the same t%8, each
+		// in topic order.
 		cut := float32(float64(top) * proposalCut)
 		in := max(cut, float32(minNormal32))
-		topics := slices.Grow(pw.topics[:0], k)[:k]
+		topics := slices.Grow(pw.topics[:0], k+8)[:k+8]
 		pw.topics = topics
 		n := 0
-		var rest float64 // the entries left out (y < cut; zeros add nothing)
-		for t, x := range col {
-			y := float32(math.Float64frombits(flushBits(float64(x) * fac[t])))
+		var parts [8]float64
+		if done > 0 {
+			n = colScaleAVX512(&col[0], &fac[0], done, in, &topics[0], &parts)
+		}
+		for t := done; t < k; t++ {
+			y := float32(math.Float64frombits(flushBits(float64(col[t]) * fac[t])))
 			col[t] = y
 			topics[n] = uint16(t)
 			r := y
@@ -410,8 +463,9 @@ func (p *Phi) finishBlock(pw *phiWorker, b int, fac []float64) {
 				n++
 				r = 0
 			}
-			rest += float64(r)
+			parts[t&7] += float64(r)
 		}
+		rest := ((parts[0] + parts[1]) + (parts[2] + parts[3])) + ((parts[4] + parts[5]) + (parts[6] + parts[7]))
 		if p.needLog {
 			for t, x := range col {
 				p.logRow[t*v+w] = float32(math.Log(float64(x)))

@@ -50,6 +50,21 @@ func (s *Stream) Uint64() uint64 {
 	return s.refill()
 }
 
+// Fill sets dst to the next len(dst) words of the stream, the words that
+// as many calls of Uint64 would return, copied an epoch at a time.
+func (s *Stream) Fill(dst []uint64) {
+	for len(dst) > 0 {
+		if s.i >= epochWords {
+			dst[0] = s.refill()
+			dst = dst[1:]
+			continue
+		}
+		n := copy(dst, s.buf[s.i:epochWords])
+		s.i += uint32(n)
+		dst = dst[n:]
+	}
+}
+
 // refill computes the next epoch and returns its first word.
 func (s *Stream) refill() uint64 {
 	if useAVX512 {

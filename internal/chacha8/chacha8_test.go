@@ -46,6 +46,33 @@ func TestSameStream(t *testing.T) {
 	})
 }
 
+// TestFill checks that Fill outputs the words of Uint64, for lengths that
+// end inside an epoch, at its end and several epochs on, mixed with single
+// words.
+func TestFill(t *testing.T) {
+	paths(t, func(t *testing.T) {
+		key := [32]byte{3, 1, 4}
+		s, want := New(key), rand.NewChaCha8(key)
+		i := 0
+		for _, n := range []int{0, 1, 5, 118, 124, 3, 1000, 7, 125, 0, 2} {
+			if n == 3 {
+				if x, y := s.Uint64(), want.Uint64(); x != y {
+					t.Fatalf("word %d: %#x; want %#x", i, x, y)
+				}
+				i++
+			}
+			buf := make([]uint64, n)
+			s.Fill(buf)
+			for _, x := range buf {
+				if y := want.Uint64(); x != y {
+					t.Fatalf("word %d (Fill of %d): %#x; want %#x", i, n, x, y)
+				}
+				i++
+			}
+		}
+	})
+}
+
 // TestRand checks that a *rand.Rand on a Stream draws what one on the
 // standard library's ChaCha8 draws.
 func TestRand(t *testing.T) {

@@ -1,0 +1,30 @@
+package lda
+
+import "golang.org/x/sys/cpu"
+
+// useLanesAVX512 reports whether zeroLanesAVX512 may run: it needs AVX-512
+// F, DQ (conversions of 64-bit integers, byte masks) and VL (256-bit
+// forms).
+var useLanesAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL
+
+// zeroLanesAVX512 is zeroLanes for the first n entries, n a multiple of 8,
+// eight at a time: it writes the slow bits of entries 8j to 8j+7 as byte j
+// of slow.
+//
+//go:noescape
+func zeroLanesAVX512(words *uint64, counts *int32, pc *float32, acc *float64, n int, bUnit float64, pow int, slow *uint64)
+
+// colMaxAVX512 stores in out, lane j, the largest float64(col[t])·fac[t]
+// over the t < n with t%8 = j; n is a multiple of 8.
+//
+//go:noescape
+func colMaxAVX512(col *float32, fac *float64, n int, out *[8]float64)
+
+// colScaleAVX512 runs finishBlock's scaling of the first n entries of a
+// column, n a multiple of 8: it sets col[t] to y = float32(col[t]·fac[t],
+// flushed below 2⁻¹²⁶), writes the topics t with y ≥ in in order from
+// topics[0] (and up to 8 entries past the last), adds the y < in to
+// parts[t%8], and returns how many topics it wrote.
+//
+//go:noescape
+func colScaleAVX512(col *float32, fac *float64, n int, in float32, topics *uint16, parts *[8]float64) int

@@ -1,0 +1,17 @@
+//go:build !amd64
+
+package lda
+
+var useLanesAVX512 = false
+
+func zeroLanesAVX512(words *uint64, counts *int32, pc *float32, acc *float64, n int, bUnit float64, pow int, slow *uint64) {
+	panic("lda: zeroLanesAVX512 without amd64")
+}
+
+func colMaxAVX512(col *float32, fac *float64, n int, out *[8]float64) {
+	panic("lda: colMaxAVX512 without amd64")
+}
+
+func colScaleAVX512(col *float32, fac *float64, n int, in float32, topics *uint16, parts *[8]float64) int {
+	panic("lda: colScaleAVX512 without amd64")
+}
