@@ -57,47 +57,59 @@ func newGammaSmall(a float64) gammaSmall {
 // drawSrc returns one Gamma(a, 1) variate, reading the 64-bit words of src
 // directly.
 func (g gammaSmall) drawSrc(src *chacha8.Stream) float64 {
-	x, _ := g.from(g.b*unit(src.Uint64()), src)
+	x, _ := g.from(g.b*unit(src.Uint64()), src, false)
 	return x
 }
 
 // from finishes the GS algorithm for the first uniform already drawn and
 // scaled, p = b·U, and starts over with fresh uniforms on rejection. It
-// returns the variate x and its logarithm lx, which stays exact where x
-// underflows to 0. Callers may accept the common case themselves first —
-// p ≤ 1 and p^(1/a) < 2⁻⁵³, where acceptance is certain — and call from
-// only for the rest, as long as they draw the same uniforms.
-func (g gammaSmall) from(p float64, src *chacha8.Stream) (x, lx float64) {
+// returns the variate x and, when wantLog is set, its logarithm lx, which
+// stays exact where x underflows to 0.
+func (g gammaSmall) from(p float64, src *chacha8.Stream, wantLog bool) (x, lx float64) {
 	for {
 		if p <= 1 {
 			if g.pow > 0 {
 				x = powInt(p, g.pow)
-				lx = math.Inf(1) // computed below only when needed
 			} else {
 				lx = math.Log(p) * g.invA
 				x = math.Exp(lx)
 			}
 			// Accept when U ≤ e^(−x). Below 2⁻⁵³ the bound rounds to 1
-			// and every U in [0, 1) passes, so U need not be drawn; the
-			// squeeze e^(−x) ≥ 1 − x spares most exponentials.
-			if x < 0x1p-53 {
-				break
-			}
-			if u := unit(src.Uint64()); u <= 1-x || u <= math.Exp(-x) {
+			// and every U in [0, 1) passes, so U need not be drawn.
+			if x < 0x1p-53 || acceptExp(x, unit(src.Uint64())) {
 				break
 			}
 		} else {
+			// Accept when U ≤ x^(a−1). Here x > 1 (b − p < b − 1 = a/e),
+			// so x^(a−1) ≥ 1/x, which decides most draws without a power.
 			x = -math.Log((g.b - p) * g.invA)
-			if unit(src.Uint64()) <= math.Pow(x, g.a-1) {
-				return x, math.Log(x)
+			if u := unit(src.Uint64()); u*x <= 1 || u <= math.Pow(x, g.a-1) {
+				if wantLog {
+					lx = math.Log(x)
+				}
+				return x, lx
 			}
 		}
 		p = g.b * unit(src.Uint64())
 	}
-	if math.IsInf(lx, 1) {
+	if wantLog && g.pow > 0 {
 		lx = math.Log(p) * g.invA
 	}
 	return x, lx
+}
+
+// acceptExp reports whether u ≤ e^(−x) for x ≥ 0, deciding by the
+// Taylor bounds 1 − x + x²/2 − x³/6 ≤ e^(−x) ≤ 1 − x + x²/2 where they
+// can, which is all but a sliver of the cases.
+func acceptExp(x, u float64) bool {
+	hi := 1 - x + x*x/2
+	if u > hi {
+		return false
+	}
+	if u <= hi-x*x*x/6 {
+		return true
+	}
+	return u <= math.Exp(-x)
 }
 
 // lane starts the GS algorithm from one 64-bit word r, for a shape with
@@ -105,7 +117,7 @@ func (g gammaSmall) from(p float64, src *chacha8.Stream) (x, lx float64) {
 // low 11 bits c the leading bits of the acceptance uniform U = (c + U')/2¹¹.
 // When q ≤ 1 and (c+1)/2¹¹ ≤ 1 − x for x = q^pow, U < e^(−x) whatever U'
 // is, so r alone decides the draw: lane returns x and true, for all but
-// about 1% of the words at β = 0.01. Otherwise it returns false and
+// about 1% of the words at β = 0.01. Otherwise it returns false, and
 // finish completes the draw from the stream. The Dirichlet draw of Φ runs
 // this test on a column's words at once (zeroLanes).
 func (g gammaSmall) lane(r uint64) (float64, bool) {
@@ -118,17 +130,21 @@ func (g gammaSmall) lane(r uint64) (float64, bool) {
 }
 
 // finish completes the draw that lane did not decide from r, reading
-// further words from src, and returns the variate and its logarithm.
-func (g gammaSmall) finish(r uint64, src *chacha8.Stream) (x, lx float64) {
+// further words from src, and returns the variate and, when wantLog is
+// set, its logarithm.
+func (g gammaSmall) finish(r uint64, src *chacha8.Stream, wantLog bool) (x, lx float64) {
 	q := float64(r>>11) * g.bUnit
 	if !(q <= 1) {
-		return g.from(q, src)
+		return g.from(q, src, wantLog)
 	}
 	x = powInt(q, g.pow)
-	if c := float64(r & 0x7ff); (c+1)*0x1p-11 <= 1-x || (c+unit(src.Uint64()))*0x1p-11 <= math.Exp(-x) {
-		return x, g.laneLog(r)
+	if c := float64(r & 0x7ff); (c+1)*0x1p-11 <= 1-x || acceptExp(x, (c+unit(src.Uint64()))*0x1p-11) {
+		if wantLog {
+			lx = g.laneLog(r)
+		}
+		return x, lx
 	}
-	return g.from(g.b*unit(src.Uint64()), src) // rejected: start over
+	return g.from(g.b*unit(src.Uint64()), src, wantLog) // rejected: start over
 }
 
 // laneLog returns log x for a draw that lane decided from r.

@@ -301,3 +301,22 @@ func TestDrawPhiVectorSame(t *testing.T) {
 		})
 	}
 }
+
+// TestAcceptExp checks the squeezed test u ≤ e^(−x) against the exponential
+// on a grid of x and on u at, just below and just above e^(−x) and the two
+// Taylor bounds, away from e^(−x) by more than rounding.
+func TestAcceptExp(t *testing.T) {
+	for i := 0; i <= 1000; i++ {
+		x := float64(i) / 1000
+		e := math.Exp(-x)
+		hi, lo := 1-x+x*x/2, 1-x+x*x/2-x*x*x/6
+		for _, u := range []float64{0, lo, hi, e, e * (1 - 1e-12), e * (1 + 1e-12), (lo + e) / 2, (hi + e) / 2, 1} {
+			if math.Abs(u-e) < 1e-14 {
+				continue // decided by rounding either way
+			}
+			if got, want := acceptExp(x, u), u <= e; got != want {
+				t.Fatalf("acceptExp(%v, %v) = %v; want %v (e^-x = %v)", x, u, got, want, e)
+			}
+		}
+	}
+}

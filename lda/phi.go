@@ -377,7 +377,7 @@ func drawBlock[T count](p *Phi, c []T, b int, small gammaSmall, beta float64, pw
 				fast := mode == passFast || !exact[t]
 				var x, lx float64
 				if n := cw[t]; n == 0 {
-					x, lx = small.finish(words[t], src)
+					x, lx = small.finish(words[t], src, !fast)
 				} else {
 					x, lx = drawEntry(n, small, beta, pw, fast)
 				}
@@ -392,12 +392,12 @@ func drawBlock[T count](p *Phi, c []T, b int, small gammaSmall, beta float64, pw
 // no logarithm).
 func drawEntry[T count](n T, small gammaSmall, beta float64, pw *phiWorker, fast bool) (x, lx float64) {
 	if n == 0 {
-		return small.from(small.b*unit(pw.src.Uint64()), pw.src)
+		return small.from(small.b*unit(pw.src.Uint64()), pw.src, !fast)
 	}
 	a := float64(n) + beta
 	if a < 1 {
 		g := newGammaSmall(a)
-		return g.from(g.b*unit(pw.src.Uint64()), pw.src)
+		return g.from(g.b*unit(pw.src.Uint64()), pw.src, !fast)
 	}
 	x = gammaMT(pw.r, a)
 	if !fast {

@@ -51,17 +51,27 @@ func (s *Stream) Uint64() uint64 {
 }
 
 // Fill sets dst to the next len(dst) words of the stream, the words that
-// as many calls of Uint64 would return, copied an epoch at a time.
+// as many calls of Uint64 would return. With AVX-512 the whole epochs
+// inside dst are computed in place, not copied from the buffer.
 func (s *Stream) Fill(dst []uint64) {
 	for len(dst) > 0 {
-		if s.i >= epochWords {
+		switch {
+		case s.i < epochWords:
+			n := copy(dst, s.buf[s.i:epochWords])
+			s.i += uint32(n)
+			dst = dst[n:]
+		case useAVX512 && len(dst) >= len(s.buf):
+			// The epoch's last four words, the next key, land in dst
+			// past its output and move to the (spent) buffer, where
+			// refill and this case read them.
+			copy(s.seed[:], s.buf[epochWords:])
+			epochAVX512(&s.seed, (*[128]uint64)(dst))
+			copy(s.buf[epochWords:], dst[epochWords:len(s.buf)])
+			dst = dst[epochWords:]
+		default:
 			dst[0] = s.refill()
 			dst = dst[1:]
-			continue
 		}
-		n := copy(dst, s.buf[s.i:epochWords])
-		s.i += uint32(n)
-		dst = dst[n:]
 	}
 }
 

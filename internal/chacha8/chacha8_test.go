@@ -54,7 +54,7 @@ func TestFill(t *testing.T) {
 		key := [32]byte{3, 1, 4}
 		s, want := New(key), rand.NewChaCha8(key)
 		i := 0
-		for _, n := range []int{0, 1, 5, 118, 124, 3, 1000, 7, 125, 0, 2} {
+		for _, n := range []int{0, 1, 5, 118, 124, 3, 1000, 7, 125, 0, 2, 128, 248, 252, 3, 127, 500} {
 			if n == 3 {
 				if x, y := s.Uint64(), want.Uint64(); x != y {
 					t.Fatalf("word %d: %#x; want %#x", i, x, y)
