@@ -78,7 +78,12 @@ func (m *MH) sweepBlockLDA(sw *sweepWorker, blk int) {
 		wd := m.words[s:e]
 		wd = wd[:len(zd)]
 		if len(zd) <= exactLen {
-			m.phi.exactDoc(src, zd, wd, alpha, m.aheadOf(s, end), sw.ps)
+			ah := m.aheadOf(s, end)
+			if d+1 < m.blocks[blk+1] && m.docStart[d+2]-e <= exactLen {
+				ne := m.docStart[d+2]
+				ah.nextW, ah.nextZ = m.words[e:ne], m.z[e:ne]
+			}
+			m.phi.exactDoc(src, zd, wd, alpha, ah, sw.ps)
 			continue
 		}
 		for _, t := range zd {
@@ -260,8 +265,27 @@ func (p *Phi) drawWordSrc(src *chacha8.Stream, w int) int {
 func (p *Phi) exactDoc(src *chacha8.Stream, zd []uint16, wd []int32, alpha float64, ah ahead, ps []uint64) {
 	k := p.K
 	ps = ps[:len(zd)]
+	// When a column is too long for prefetchToken to take in whole (see
+	// columnSpan), the reads of the document part at the document's topics
+	// would miss the caches: prefetch those entries of the columns
+	// prefetchAhead/2 tokens ahead.
+	// The next document's first tokens are prefetched while this one's
+	// last are sampled, when the sweep passes it in ah.
+	spread := uintptr(k)*unsafe.Sizeof(p.col[0]) > maxWholeColumn
+	if spread {
+		for _, w := range wd[:min(prefetchAhead/2, len(wd))] {
+			prefetch.Entries32(unsafe.Pointer(&p.col[int(w)*k]), zd)
+		}
+	}
 	for i, w := range wd {
 		p.prefetchToken(ah, i)
+		if j := i + prefetchAhead/2; spread {
+			if j < len(wd) {
+				prefetch.Entries32(unsafe.Pointer(&p.col[int(wd[j])*k]), zd)
+			} else if j -= len(wd); j < len(ah.nextW) {
+				prefetch.Entries32(unsafe.Pointer(&p.col[int(ah.nextW[j])*k]), ah.nextZ)
+			}
+		}
 		base := int(w) * k
 		cw := p.col[base : base+k]
 		// ps[j]: the document part's running sum up to token j, token i
@@ -315,6 +339,11 @@ func (p *Phi) exactDoc(src *chacha8.Stream, zd []uint16, wd []int32, alpha float
 type ahead struct {
 	w []int32
 	z []uint16
+
+	// The words and topics of the next document in the block, when it is
+	// short enough for exactDoc, which prefetches its first tokens' reads.
+	nextW []int32
+	nextZ []uint16
 }
 
 // aheadOf returns the ahead of the document starting at position s, in a

@@ -14,3 +14,9 @@ func Lines(a, b, c, d unsafe.Pointer)
 //
 //go:noescape
 func Token(a, b unsafe.Pointer, n uintptr, l1, l2, l3, l4, l5, l6 unsafe.Pointer)
+
+// Entries32 prefetches the line of each 4-byte entry base[idx[j]] of the
+// array at base: a word's column at the topics of a document's tokens.
+//
+//go:noescape
+func Entries32(base unsafe.Pointer, idx []uint16)

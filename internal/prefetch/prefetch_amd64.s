@@ -42,3 +42,19 @@ line:
 	MOVQ l6+64(FP), AX
 	PREFETCHT0 (AX)
 	RET
+
+// func Entries32(base unsafe.Pointer, idx []uint16)
+TEXT ·Entries32(SB), NOSPLIT|NOFRAME, $0-32
+	MOVQ  base+0(FP), AX
+	MOVQ  idx_base+8(FP), SI
+	MOVQ  idx_len+16(FP), CX
+	TESTQ CX, CX
+	JZ    done
+entry:
+	MOVWQZX    (SI), DX
+	PREFETCHT0 (AX)(DX*4)
+	ADDQ       $2, SI
+	DECQ       CX
+	JNZ        entry
+done:
+	RET

@@ -7,7 +7,8 @@ import (
 
 // TestPrefetchLeavesMemory checks that prefetching any spans, empty ones
 // and ones that start or end mid-line included, and any lines neither
-// faults nor changes memory.
+// faults nor changes memory; Entries32 too, for indices up to the last
+// 4-byte entry and for none.
 func TestPrefetchLeavesMemory(t *testing.T) {
 	b := make([]byte, 4096)
 	for i := range b {
@@ -20,6 +21,8 @@ func TestPrefetchLeavesMemory(t *testing.T) {
 		}
 	}
 	Lines(p(0), p(1000), p(4095), p(64))
+	Entries32(p(0), []uint16{0, 1, 1023, 500, 0})
+	Entries32(p(0), nil)
 	for i := range b {
 		if b[i] != byte(i*7) {
 			t.Fatalf("byte %d changed", i)
