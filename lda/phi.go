@@ -56,8 +56,6 @@ type Phi struct {
 	words   []wordTable     // proposal table of each proposal word
 	sparse  [][]sparseEntry // alias slots, one slice per block of phiBlock words
 	invMass []float64       // 1/Σ_{k in table} φ_kw per proposal word; < 0 marks a uniform table
-	mass    []float64       // Σ_{k in table} φ_kw per proposal word (0 for a uniform table)
-	rest    []float64       // Σ_{k not in table} φ_kw per proposal word, summed in topic order
 	logRow  []float32       // logRow[k*V+w] = log φ_kw, when needLog
 	propose []bool          // which words need a proposal table
 	needLog bool
@@ -83,6 +81,11 @@ type wordTable struct {
 	off, n uint32
 	lemK   uint32  // Lemire bound for n
 	cut    float32 // topics with φ_kw ≥ cut (and > 0) are in the table
+
+	// The masses of the column in and out of the table, which the exact
+	// draw reads with the header (one cache line for the three):
+	mass float64 // Σ_{k in table} φ_kw (0 for a uniform table)
+	rest float64 // Σ_{k not in table} φ_kw (see finishBlock for the order)
 }
 
 // newPhi allocates Φ for k topics over v words; propose marks the words
@@ -95,8 +98,6 @@ func newPhi(k, v int, propose []bool, needLog bool) *Phi {
 		words:    make([]wordTable, v),
 		sparse:   make([][]sparseEntry, nb),
 		invMass:  make([]float64, v),
-		mass:     make([]float64, v),
-		rest:     make([]float64, v),
 		propose:  propose,
 		needLog:  needLog,
 		blockSum: make([]float64, nb*(k+sumGap)),
@@ -497,9 +498,8 @@ func (p *Phi) finishBlock(pw *phiWorker, b int, fac []float64) {
 		pw.topics, pw.weights = topics, weights
 		off := len(sp)
 		sp = pw.alias.buildSparse(sp, topics, weights, math.Abs(mass))
-		p.words[w] = wordTable{off: uint32(off), n: uint32(len(topics)), lemK: alias.LemireBound(len(topics)), cut: cut}
+		p.words[w] = wordTable{off: uint32(off), n: uint32(len(topics)), lemK: alias.LemireBound(len(topics)), cut: cut, mass: max(mass, 0), rest: rest}
 		p.invMass[w] = 1 / mass
-		p.mass[w], p.rest[w] = max(mass, 0), rest
 	}
 	p.sparse[b] = sp
 }

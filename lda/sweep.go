@@ -300,7 +300,8 @@ func (p *Phi) exactDoc(src *chacha8.Stream, zd []uint16, wd []int32, alpha float
 			dm += float64(cw[t])
 			ps[i+1+j] = math.Float64bits(dm)
 		}
-		tm, rm := p.mass[w], p.rest[w]
+		wt := &p.words[w]
+		tm, rm := wt.mass, wt.rest
 		u := unit(src.Uint64()) * (dm + alpha*(tm+rm))
 		switch {
 		case u < dm:
@@ -313,7 +314,7 @@ func (p *Phi) exactDoc(src *chacha8.Stream, zd []uint16, wd []int32, alpha float
 				zd[i] = uint16(p.drawWordSrc(src, int(w)))
 				continue
 			}
-			cut := p.words[w].cut
+			cut := wt.cut
 			var acc float64
 			pick := -1
 			for t, y := range cw {
@@ -360,7 +361,8 @@ func (m *MH) aheadOf(s, end int) ahead {
 
 // prefetchToken prefetches, while token i of a document is sampled with Φ
 // fixed, the proposal table of the token prefetchAhead/2 positions on and
-// the column, table mass and table header of the one prefetchAhead on.
+// the column and table header (with the masses) of the one prefetchAhead
+// on.
 func (p *Phi) prefetchToken(ah ahead, i int) {
 	if i >= len(ah.w) {
 		return
@@ -374,5 +376,6 @@ func (p *Phi) prefetchToken(ah ahead, i int) {
 	k := p.K
 	w := int(ah.w[j])
 	col, n := columnSpan(p.col[w*k:(w+1)*k], int(ah.z[j]))
-	prefetch.Token(col, col, n, t0, t1, t2, unsafe.Pointer(&p.mass[w]), unsafe.Pointer(&p.rest[w]), unsafe.Pointer(&p.words[w]))
+	hdr := unsafe.Pointer(&p.words[w])
+	prefetch.Token(col, col, n, t0, t1, t2, hdr, hdr, hdr)
 }
