@@ -69,6 +69,9 @@ const collapsedWave = 8
 type collapsedState struct {
 	nk         []int32       // G⁰_k
 	invNk      []float64     // 1/(G⁰_k + Vβ)
+	invNkDown  []float64     // 1/(G⁰_k − 1 + Vβ), for the acceptance (see collapsedToken)
+	invNkUp    []float64     // 1/(G⁰_k + 1 + Vβ)
+	invAlpha   float64       // 1/α
 	smooth     []alias.Entry // topic k with weight β/(G⁰_k + Vβ)
 	smoothLem  uint32
 	smoothMass float64   // Σ_k β/(G⁰_k + Vβ)
@@ -118,8 +121,8 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 	cs := m.coll
 	if cs == nil {
 		cs = &collapsedState{
-			nk: make([]int32, k), invNk: make([]float64, k), smooth: make([]alias.Entry, k), smoothLem: alias.LemireBound(k), mass: make([]float64, v),
-			viewsAt: -1,
+			nk: make([]int32, k), invNk: make([]float64, k), invNkDown: make([]float64, k), invNkUp: make([]float64, k), smooth: make([]alias.Entry, k), smoothLem: alias.LemireBound(k), mass: make([]float64, v),
+			viewsAt: -1, invAlpha: 1 / m.alpha,
 		}
 		m.coll = cs
 		for _, sw := range m.sweepers {
@@ -143,6 +146,8 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 	cs.smoothMass = 0
 	for t, n := range cs.nk {
 		cs.invNk[t] = 1 / (float64(n) + vb)
+		cs.invNkDown[t] = 1 / (float64(n-1) + vb)
+		cs.invNkUp[t] = 1 / (float64(n+1) + vb)
 		smooth[t] = m.beta * cs.invNk[t]
 		cs.smoothMass += smooth[t]
 	}
@@ -517,7 +522,7 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 	k := m.k
 	alpha, beta := m.alpha, m.beta
 	vb := float64(m.v) * beta
-	gk, nk := cs.nk[:k], cw.nk[:k]
+	nk := cw.nk[:k]
 	invNk, inv := cs.invNk[:k], cw.inv[:k]
 	cnt := sw.cnt[:k]
 	w := wd[i]
@@ -554,7 +559,7 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 		// The first topic whose running sum exceeds u; it has a weight
 		// above 0, and there is one since u < dm.
 		t = int(cw.topics[firstAbove(ps, u)])
-	case (u-dm)/alpha < mass:
+	case (u-dm)*cs.invAlpha < mass:
 		t = p.drawWordSrc(src, int(w))
 	default:
 		t = drawSmooth(src, cs)
@@ -565,8 +570,8 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 		wt := (float64(nw[t]) + beta) * inv[t]
 		gw := m.nkw[base : base+k]
 		ps, pt := (float64(gw[cur])+beta)*invNk[cur], (float64(gw[t])+beta)*invNk[t]
-		psT := (float64(gw[cur]-1) + beta) / (float64(gk[cur]-1) + vb)
-		ptT := (float64(gw[t]+1) + beta) / (float64(gk[t]+1) + vb)
+		psT := (float64(gw[cur]-1) + beta) * cs.invNkDown[cur]
+		ptT := (float64(gw[t]+1) + beta) * cs.invNkUp[t]
 		zt := zs - ps - pt + psT + ptT
 		ns, nt := float64(cnt[cur]), float64(cnt[t])
 		a := (nt + alpha) * wt * (ns*wCur + alpha*psT) * (dm + alpha*zs)
