@@ -109,6 +109,7 @@ type collapsedWorker struct {
 	applied int       // the view holds the moves of blocks [0, applied)
 	touched []int32   // the moves: pairs (from, to) of indices into nkw
 	inv     []float64 // 1/(G_k + D_k + Vβ), kept current by move
+	invDown []float64 // 1/(G_k + D_k − 1 + Vβ), likewise
 	topics  []uint16  // the short document's distinct topics (a topic may stay after its count falls to 0)
 	listed  []uint8   // listed[t]: 1 when t is in topics, else 0
 	sums    []uint64  // scratch: a running sum per listed topic (collapsedToken)
@@ -126,7 +127,7 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 		}
 		m.coll = cs
 		for _, sw := range m.sweepers {
-			sw.col = &collapsedWorker{nkw: make([]int32, k*v), nk: parallel.Padded[int32](k), base: parallel.Padded[int32](k), inv: parallel.Padded[float64](k), listed: parallel.Padded[uint8](k)}
+			sw.col = &collapsedWorker{nkw: make([]int32, k*v), nk: parallel.Padded[int32](k), base: parallel.Padded[int32](k), inv: parallel.Padded[float64](k), invDown: parallel.Padded[float64](k), listed: parallel.Padded[uint8](k)}
 		}
 	}
 	copyViews := cs.viewsAt != m.iter
@@ -302,6 +303,7 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 	copy(nk, cw.base) // D is zero at the start of a block
 	for t, c := range nk {
 		cw.inv[t] = 1 / (float64(c) + vb)
+		cw.invDown[t] = 1 / (float64(c-1) + vb)
 	}
 	cw.touched = cs.moves[blk][:0]
 	cnt := sw.cnt[:k]
@@ -521,8 +523,6 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 	src, cw, cs, p := sw.src, sw.col, m.coll, m.phi
 	k := m.k
 	alpha, beta := m.alpha, m.beta
-	vb := float64(m.v) * beta
-	nk := cw.nk[:k]
 	invNk, inv := cs.invNk[:k], cw.inv[:k]
 	cnt := sw.cnt[:k]
 	w := wd[i]
@@ -532,7 +532,7 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 	nw := cw.nkw[base : base+k]
 	nw = nw[:k]
 	// W(t) = (n_tw + β)·inv[t] for t ≠ cur; at cur without the token.
-	wCur := (float64(nw[cur]-1) + beta) / (float64(nk[cur]-1) + vb)
+	wCur := (float64(nw[cur]-1) + beta) * cw.invDown[cur]
 	// The document part over the document's distinct topics: C_dt·W(t).
 	// Its running sums go to ps, as bits, for firstAbove, which draws
 	// without a branch to mispredict. The entry at cur takes wCur by a mask
@@ -607,6 +607,8 @@ func (m *MH) move(cw *collapsedWorker, zd []uint16, i, base, s, t int) int {
 	vb := float64(m.v) * m.beta
 	cw.inv[s] = 1 / (float64(cw.nk[s]) + vb)
 	cw.inv[t] = 1 / (float64(cw.nk[t]) + vb)
+	cw.invDown[s] = 1 / (float64(cw.nk[s]-1) + vb)
+	cw.invDown[t] = 1 / (float64(cw.nk[t]-1) + vb)
 	cw.touched = append(cw.touched, int32(base+s), int32(base+t))
 	zd[i] = uint16(t)
 	return t

@@ -154,6 +154,7 @@ func TestCollapsedTokenExact(t *testing.T) {
 		sw.src.Seed(rng.Key(uint64(ch), "collapsed token"))
 		copy(sw.col.nk, m.coll.nk)
 		copy(sw.col.inv, m.coll.invNk)
+		copy(sw.col.invDown, m.coll.invNkDown)
 		i := ch % n
 		d := 0
 		if i >= c.DocStart[1] {
@@ -246,7 +247,7 @@ func TestCollapsedWaves(t *testing.T) {
 	nkw0, _ := countsOfState(m, z0)
 	copy(m.nkw, nkw0)
 	sw := &sweepWorker{src: chacha8.New([32]byte{}), cnt: make([]int32, m.k)}
-	sw.col = &collapsedWorker{nk: make([]int32, m.k), inv: make([]float64, m.k), listed: make([]uint8, m.k)}
+	sw.col = &collapsedWorker{nk: make([]int32, m.k), inv: make([]float64, m.k), invDown: make([]float64, m.k), listed: make([]uint8, m.k)}
 	moved := 0
 	for b := range nb {
 		cut := m.docStart[m.blocks[b-b%collapsedWave]]
