@@ -3,7 +3,9 @@ package lda
 import (
 	"context"
 	"math"
+	"runtime"
 	"slices"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/fedtopic/fedtopic/internal/alias"
@@ -79,9 +81,10 @@ type collapsedState struct {
 	// Per block: its moves, as pairs (from, to) of indices into nkw in the
 	// order made; its change of the topic totals; and a channel closed when
 	// both are written.
-	moves  [][]int32
-	deltaK [][]int32
-	done   []chan struct{}
+	moves    [][]int32
+	deltaK   [][]int32
+	done     []chan struct{}
+	finished []atomic.Bool // set with done's closing, for waitBlock's spin
 	// viewsAt is the iteration whose start counts every worker's view
 	// holds, or −1: after a whole sweep the views have taken in every move,
 	// so the next iteration need not copy the counts into them.
@@ -225,13 +228,14 @@ func (m *MH) sweepCollapsed(ctx context.Context) error {
 	nb := len(m.blocks) - 1
 	cs := m.coll
 	if len(cs.done) != nb {
-		cs.moves, cs.deltaK, cs.done = make([][]int32, nb), make([][]int32, nb), make([]chan struct{}, nb)
+		cs.moves, cs.deltaK, cs.done, cs.finished = make([][]int32, nb), make([][]int32, nb), make([]chan struct{}, nb), make([]atomic.Bool, nb)
 		for b := range cs.deltaK {
 			cs.deltaK[b] = parallel.Padded[int32](m.k)
 		}
 	}
 	for b := range cs.done {
 		cs.done[b] = make(chan struct{})
+		cs.finished[b].Store(false)
 	}
 	for _, sw := range m.sweepers {
 		copy(sw.col.base, cs.nk)
@@ -241,6 +245,7 @@ func (m *MH) sweepCollapsed(ctx context.Context) error {
 		sw := m.sweepers[wi]
 		m.catchUp(sw.col, b-b%collapsedWave)
 		m.sweepBlockCollapsed(sw, b)
+		cs.finished[b].Store(true)
 		close(cs.done[b])
 	}); err != nil {
 		return err
@@ -268,13 +273,35 @@ func (m *MH) catchUp(cw *collapsedWorker, upto int) {
 	cs := m.coll
 	for ; cw.applied < upto; cw.applied++ {
 		b := cw.applied
-		<-cs.done[b]
+		cs.waitBlock(b)
 		applyMoves(cw.nkw, cs.moves[b], 1)
 		for t, x := range cs.deltaK[b][:m.k] {
 			cw.base[t] += x
 		}
 	}
 }
+
+// waitBlock returns when block b is done. At a wave's end the block is
+// another worker's and about to finish, and a goroutine parked on a
+// channel takes tens of microseconds to wake on its close — a sizeable
+// part of a block's few hundred — so it spins on the block's flag for a
+// while (yielding now and then to any other goroutine that needs the
+// processor) before it parks.
+func (cs *collapsedState) waitBlock(b int) {
+	for i := 1; i <= waitSpins; i++ {
+		if cs.finished[b].Load() {
+			return
+		}
+		if i%1024 == 0 {
+			runtime.Gosched()
+		}
+	}
+	<-cs.done[b]
+}
+
+// waitSpins is how many times waitBlock reads a block's flag before it
+// parks: on the order of a block's sampling time.
+const waitSpins = 1 << 17
 
 // applyMoves makes the moves mv, pairs (from, to) of indices into counts,
 // d times: d = 1 makes them, d = −1 undoes them.
