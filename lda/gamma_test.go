@@ -239,10 +239,11 @@ func TestDrawPhiMarginalKS(t *testing.T) {
 
 // TestDrawPhiVectorSame checks that the vector paths of the Dirichlet draw
 // (zeroLanesAVX512, colMaxAVX512, colScaleAVX512) give what the loops
-// give, bit for bit: Φ, the proposal tables and their masses, and the logs,
-// for numbers of topics below, at and off multiples of 8, shapes with and
-// without lanes (1/0.013 is no integer), and sparse and dense counts,
-// including topics with tiny sums (the exact passes).
+// give, bit for bit, from int32 and from float64 counts (fractional ones
+// and negative zeros included): Φ, the proposal tables and their masses,
+// and the logs, for numbers of topics below, at and off multiples of 8,
+// shapes with and without lanes (1/0.013 is no integer), and sparse and
+// dense counts, including topics with tiny sums (the exact passes).
 func TestDrawPhiVectorSame(t *testing.T) {
 	if !useLanesAVX512 {
 		t.Log("no AVX-512 here: only the loops run, and the distribution tests cover them")
@@ -269,35 +270,62 @@ func TestDrawPhiVectorSame(t *testing.T) {
 			for w := range propose {
 				propose[w] = w%5 != 3
 			}
-			draw := func(vector bool) *Phi {
-				useLanesAVX512 = vector
-				p := newPhi(tc.k, tc.v, propose, true)
-				buf := slices.Clone(counts)
-				workers := []*phiWorker{newPhiWorker(), newPhiWorker()}
-				if err := drawPhi(context.Background(), p, buf, tc.beta, 9, 4, workers); err != nil {
-					t.Fatal(err)
+			// The same counts as float64 (a Target's), some of them
+			// fractional (shape below 1 past β) and the zeros of every
+			// third word negative zeros.
+			fcounts := make([]float64, len(counts))
+			for i, c := range counts {
+				switch {
+				case c == 0 && i/tc.k%3 == 0:
+					fcounts[i] = math.Copysign(0, -1)
+				case c == 1 && i%2 == 0:
+					fcounts[i] = 0.3
+				default:
+					fcounts[i] = float64(c)
 				}
-				return p
 			}
-			want, got := draw(false), draw(true)
-			bitsEq := func(a, b []float32) bool {
-				return slices.EqualFunc(a, b, func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
-			}
-			if !bitsEq(got.col, want.col) {
-				t.Error("Φ differs between the vector paths and the loops")
-			}
-			if !bitsEq(got.logRow, want.logRow) {
-				t.Error("log Φ differs between the vector paths and the loops")
-			}
-			if !slices.Equal(got.words, want.words) || !slices.Equal(got.invMass, want.invMass) {
-				t.Error("proposal tables or masses differ between the vector paths and the loops")
-			}
-			for b := range got.sparse {
-				if !slices.Equal(got.sparse[b], want.sparse[b]) {
-					t.Errorf("word block %d: alias slots differ between the vector paths and the loops", b)
+			for _, float := range []bool{false, true} {
+				draw := func(vector bool) *Phi {
+					useLanesAVX512 = vector
+					p := newPhi(tc.k, tc.v, propose, true)
+					workers := []*phiWorker{newPhiWorker(), newPhiWorker()}
+					var err error
+					if float {
+						err = drawPhi(context.Background(), p, slices.Clone(fcounts), tc.beta, 9, 4, workers)
+					} else {
+						err = drawPhi(context.Background(), p, slices.Clone(counts), tc.beta, 9, 4, workers)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					return p
 				}
+				comparePhi(t, draw(true), draw(false), float)
 			}
 		})
+	}
+}
+
+// comparePhi reports where got, drawn with the vector paths, differs from
+// want, drawn with the loops (float: from float64 counts).
+func comparePhi(t *testing.T, got, want *Phi, float bool) {
+	t.Helper()
+	bitsEq := func(a, b []float32) bool {
+		return slices.EqualFunc(a, b, func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
+	}
+	if !bitsEq(got.col, want.col) {
+		t.Errorf("float64 counts %v: Φ differs between the vector paths and the loops", float)
+	}
+	if !bitsEq(got.logRow, want.logRow) {
+		t.Errorf("float64 counts %v: log Φ differs between the vector paths and the loops", float)
+	}
+	if !slices.Equal(got.words, want.words) || !slices.Equal(got.invMass, want.invMass) {
+		t.Errorf("float64 counts %v: proposal tables or masses differ between the vector paths and the loops", float)
+	}
+	for b := range got.sparse {
+		if !slices.Equal(got.sparse[b], want.sparse[b]) {
+			t.Errorf("float64 counts %v, word block %d: alias slots differ between the vector paths and the loops", float, b)
+		}
 	}
 }
 

@@ -1,6 +1,9 @@
 package lda
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // zeroLanes draws the entries of one column of the Dirichlet draw (a word's
 // K counts cw) that have no count and whose first word, words[t], decides
@@ -8,12 +11,12 @@ import "math"
 // as passFast stores it, float32 of x·phiScale flushed, and adds x to
 // acc[t]. It sets bit t of slow for every other entry and leaves their pc
 // and acc as they are. On amd64 with AVX-512 it runs eight entries at a
-// time for int32 counts, with the same results.
+// time, with the same results.
 func zeroLanes[T count](g gammaSmall, words []uint64, cw []T, pc []float32, acc []float64, slow []uint64) {
 	done := 0
-	if c, ok := any(cw).([]int32); ok && useLanesAVX512 && len(c) >= 8 {
-		done = len(c) &^ 7
-		zeroLanesAVX512(&words[0], &c[0], &pc[0], &acc[0], done, g.bUnit, g.pow, &slow[0])
+	if useLanesAVX512 && len(cw) >= 8 {
+		done = len(cw) &^ 7
+		zeroLanesAVX512(&words[0], unsafe.Pointer(&cw[0]), int(unsafe.Sizeof(cw[0])), &pc[0], &acc[0], done, g.bUnit, g.pow, &slow[0])
 		if j := done >> 6; j < len(slow) {
 			slow[j] &= 1<<(done&63) - 1
 			clear(slow[j+1:])

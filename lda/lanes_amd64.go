@@ -1,6 +1,10 @@
 package lda
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // useLanesAVX512 reports whether zeroLanesAVX512 may run: it needs AVX-512
 // F, DQ (conversions of 64-bit integers, byte masks) and VL (256-bit
@@ -8,11 +12,11 @@ import "golang.org/x/sys/cpu"
 var useLanesAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL
 
 // zeroLanesAVX512 is zeroLanes for the first n entries, n a multiple of 8,
-// eight at a time: it writes the slow bits of entries 8j to 8j+7 as byte j
-// of slow.
+// eight at a time, with counts of countBytes bytes (4: int32, 8: float64):
+// it writes the slow bits of entries 8j to 8j+7 as byte j of slow.
 //
 //go:noescape
-func zeroLanesAVX512(words *uint64, counts *int32, pc *float32, acc *float64, n int, bUnit float64, pow int, slow *uint64)
+func zeroLanesAVX512(words *uint64, counts unsafe.Pointer, countBytes int, pc *float32, acc *float64, n int, bUnit float64, pow int, slow *uint64)
 
 // colMaxAVX512 stores in out, lane j, the largest float64(col[t])·fac[t]
 // over the t < n with t%8 = j; n is a multiple of 8.

@@ -1,22 +1,25 @@
 #include "textflag.h"
 
-// func zeroLanesAVX512(words *uint64, counts *int32, pc *float32, acc *float64, n int, bUnit float64, pow int, slow *uint64)
+// func zeroLanesAVX512(words *uint64, counts unsafe.Pointer, countBytes int, pc *float32, acc *float64, n int, bUnit float64, pow int, slow *uint64)
 //
-// Per group of eight entries, with r the words, n the counts and x the
-// power, as gammaSmall.lane and zeroLanesGo compute them:
+// Per group of eight entries, with r the words, n the counts (int32, or
+// float64 when countBytes is 8) and x the power, as gammaSmall.lane and
+// zeroLanesGo compute them:
 //   q = float64(r>>11)·bUnit, x = q^pow by square-and-multiply (powInt's
 //   order of products), fast = (q ≤ 1) ∧ ((c+1)·2⁻¹¹ ≤ 1 − x) ∧ (n = 0)
 //   with c = r & 0x7ff; pc = float32(x·2⁶⁴, or 0 below 2⁻¹²⁶) and acc += x
 //   where fast; the slow byte is ¬fast.
-TEXT ·zeroLanesAVX512(SB), NOSPLIT, $0-64
+TEXT ·zeroLanesAVX512(SB), NOSPLIT, $0-72
 	MOVQ words+0(FP), SI
 	MOVQ counts+8(FP), DX
-	MOVQ pc+16(FP), DI
-	MOVQ acc+24(FP), R8
-	MOVQ n+32(FP), CX
-	VBROADCASTSD bUnit+40(FP), Z31
-	MOVQ pow+48(FP), R9
-	MOVQ slow+56(FP), R10
+	MOVQ countBytes+16(FP), R11
+	MOVQ pc+24(FP), DI
+	MOVQ acc+32(FP), R8
+	MOVQ n+40(FP), CX
+	VBROADCASTSD bUnit+48(FP), Z31
+	MOVQ pow+56(FP), R9
+	MOVQ slow+64(FP), R10
+	VPXORQ Z25, Z25, Z25 // 0
 	MOVQ $0x3ff0000000000000, AX // 1
 	VPBROADCASTQ AX, Z30
 	MOVQ $0x3f40000000000000, AX // 2⁻¹¹
@@ -56,8 +59,18 @@ square:
 	VMULPD     Z29, Z3, Z3         // (c+1)·2⁻¹¹
 	VSUBPD     Z2, Z30, Z4         // 1 − x
 	VCMPPD     $2, Z4, Z3, K1, K2  // q ≤ 1 ∧ (c+1)·2⁻¹¹ ≤ 1 − x
+	CMPQ       R11, $8
+	JEQ        float64counts
 	VMOVDQU32  (DX), Y5
 	VPTESTNMD  Y5, Y5, K3          // n = 0
+	ADDQ       $32, DX
+	JMP        counted
+
+float64counts:
+	VCMPPD     $0, (DX), Z25, K3   // n = 0 (−0 too; not NaN)
+	ADDQ       $64, DX
+
+counted:
 	KANDB      K3, K2, K2          // fast
 	KNOTB      K2, K4
 	KMOVB      K4, (R10)
@@ -71,7 +84,6 @@ square:
 	VMOVUPD    Z7, (R8)
 
 	ADDQ $64, SI
-	ADDQ $32, DX
 	ADDQ $32, DI
 	ADDQ $64, R8
 	INCQ R10

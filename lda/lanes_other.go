@@ -2,9 +2,11 @@
 
 package lda
 
+import "unsafe"
+
 var useLanesAVX512 = false
 
-func zeroLanesAVX512(words *uint64, counts *int32, pc *float32, acc *float64, n int, bUnit float64, pow int, slow *uint64) {
+func zeroLanesAVX512(words *uint64, counts unsafe.Pointer, countBytes int, pc *float32, acc *float64, n int, bUnit float64, pow int, slow *uint64) {
 	panic("lda: zeroLanesAVX512 without amd64")
 }
 
