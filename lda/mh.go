@@ -293,17 +293,20 @@ func (m *MH) step(ctx context.Context) error {
 	if m.phiStale {
 		var err error
 		if m.words != nil {
-			err = drawPhi(ctx, m.phi, m.nkw, m.beta, m.cfg.Seed, m.iter, m.phiWorkers)
+			// countLDA clears each word's row as it counts it, while the
+			// row is in cache, so the draw leaves nkw as it is.
+			err = drawPhiKeep(ctx, m.phi, m.nkw, m.beta, m.cfg.Seed, m.iter, m.phiWorkers, true)
 		} else {
+			// The draw zeroes a Target's counts for the sweep to refill.
 			err = drawPhi(ctx, m.phi, m.counts.Data, m.beta, m.cfg.Seed, m.iter, m.phiWorkers)
 		}
-		// The draw zeroed (some of) the counts for the sweep to refill.
+		// The sweep changes the topics before it counts them again.
 		m.countsStale = true
 		if err != nil {
 			return err
 		}
 		m.phiStale = false
-	} else {
+	} else if m.words == nil {
 		m.clearCounts()
 	}
 	return m.sweep(ctx)
@@ -385,25 +388,26 @@ func (m *MH) clearCounts() {
 
 // recount recomputes the topic-word counts from z.
 func (m *MH) recount() {
-	m.clearCounts()
 	if m.words != nil {
 		m.countLDA()
 	} else {
+		m.clearCounts()
 		m.countTarget()
 	}
 	m.countsStale = false
 }
 
-// countLDA counts C_kw from the tokens' topics into the zeroed nkw. Each
-// part of countCuts is a range of words whose rows one worker fills from
-// the words' tokens, so no two workers write the same entry and each reads
-// only its own tokens.
+// countLDA counts C_kw from the tokens' topics into nkw, clearing each
+// word's row just before it counts it. Each part of countCuts is a range of
+// words whose rows one worker fills from the words' tokens, so no two
+// workers write the same entry and each reads only its own tokens.
 func (m *MH) countLDA() {
 	k, z := m.k, m.z
 	cuts := m.countCuts
 	_ = parallel.Blocks(context.Background(), len(m.sweepers), len(cuts)-1, func(_, r int) {
 		for w := cuts[r]; w < cuts[r+1]; w++ {
 			col := m.nkw[w*k : (w+1)*k]
+			clear(col)
 			for _, i := range m.tokensOf(w) {
 				col[z[i]]++
 			}

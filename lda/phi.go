@@ -240,6 +240,12 @@ const (
 // iter, b) in the order w, then k; partial sums merge in block order, so the
 // result does not depend on the number of workers.
 func drawPhi[T count](ctx context.Context, p *Phi, c []T, beta float64, seed uint64, iter int, workers []*phiWorker) error {
+	return drawPhiKeep(ctx, p, c, beta, seed, iter, workers, false)
+}
+
+// drawPhiKeep is drawPhi that leaves the counts c as they are when keep is
+// set, for a caller that rewrites every entry before it counts again.
+func drawPhiKeep[T count](ctx context.Context, p *Phi, c []T, beta float64, seed uint64, iter int, workers []*phiWorker, keep bool) error {
 	k, v := p.K, p.V
 	nb := (v + phiBlock - 1) / phiBlock
 	small := newGammaSmall(beta)
@@ -296,7 +302,9 @@ func drawPhi[T count](ctx context.Context, p *Phi, c []T, beta float64, seed uin
 		}
 	}
 	return parallel.Blocks(ctx, len(workers), nb, func(wi, b int) {
-		clear(c[b*phiBlock*k : min(v, (b+1)*phiBlock)*k])
+		if !keep {
+			clear(c[b*phiBlock*k : min(v, (b+1)*phiBlock)*k])
+		}
 		p.finishBlock(workers[wi], b, fac)
 	})
 }
