@@ -253,13 +253,34 @@ func (m *MH) sweepCollapsed(ctx context.Context) error {
 	// Every block has run: the views take in the last moves, and hold the
 	// counts of the new topics, which become G⁰ of the next iteration.
 	bg := context.Background()
-	_ = parallel.Blocks(bg, len(m.sweepers), len(m.sweepers), func(_, r int) { m.catchUp(m.sweepers[r].col, nb) })
-	view := m.sweepers[0].col
-	const chunk = 1 << 16
-	_ = parallel.Blocks(bg, len(m.sweepers), (len(m.nkw)+chunk-1)/chunk, func(_, c int) {
-		lo, hi := c*chunk, min(len(m.nkw), (c+1)*chunk)
-		copy(m.nkw[lo:hi], view.nkw[lo:hi])
-	})
+	moves := 0
+	for _, mv := range cs.moves {
+		moves += len(mv) / 2
+	}
+	workers := len(m.sweepers)
+	if moves*moveCost < len(m.nkw)/workers {
+		// Few moves for the size of the counts: G⁰ takes worker 0's view,
+		// and the view takes the old G⁰ with every move of the sweep made
+		// again, instead of a copy of the whole matrix.
+		_ = parallel.Blocks(bg, workers, workers, func(_, r int) {
+			cw := m.sweepers[r].col
+			m.catchUp(cw, nb)
+			if r == 0 {
+				m.nkw, cw.nkw = cw.nkw, m.nkw
+				for _, mv := range cs.moves {
+					applyMoves(cw.nkw, mv, 1)
+				}
+			}
+		})
+	} else {
+		_ = parallel.Blocks(bg, workers, workers, func(_, r int) { m.catchUp(m.sweepers[r].col, nb) })
+		view := m.sweepers[0].col
+		const chunk = 1 << 16
+		_ = parallel.Blocks(bg, workers, (len(m.nkw)+chunk-1)/chunk, func(_, c int) {
+			lo, hi := c*chunk, min(len(m.nkw), (c+1)*chunk)
+			copy(m.nkw[lo:hi], view.nkw[lo:hi])
+		})
+	}
 	m.countsStale = false
 	cs.viewsAt = m.iter + 1
 	return nil
@@ -280,6 +301,14 @@ func (m *MH) catchUp(cw *collapsedWorker, upto int) {
 		}
 	}
 }
+
+// moveCost is about what making one move (two random updates of the
+// counts) costs in copies of one count: sweepCollapsed makes the sweep's
+// moves again in place of copying a view of K·V counts when that is
+// cheaper. At K = 1000 on WordNet glosses (CPU profiles of
+// BenchmarkCollapsed) making a sweep's moves took about 3.6 ms and copying
+// the 92 MB view about 16 ms of one core's time.
+var moveCost = 16
 
 // waitBlock returns when block b is done. At a wave's end the block is
 // another worker's and about to finish, and a goroutine parked on a

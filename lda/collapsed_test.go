@@ -426,3 +426,42 @@ func TestCountLDA(t *testing.T) {
 		}
 	}
 }
+
+// TestCollapsedSwapSame checks that ending a sweep by swapping G⁰ with a
+// view and making the moves again (few moves for many counts) leaves the
+// chain where copying the view does: the same topics, counts and views
+// after every sweep, with one worker and with three.
+func TestCollapsedSwapSame(t *testing.T) {
+	c := randomCorpus("collapsed swap corpus", 300, 60, 12, 1)
+	defer func(saved int) { moveCost = saved }(moveCost)
+	for _, workers := range []int{1, 3} {
+		run := func(cost int) *MH {
+			moveCost = cost
+			m, err := NewMH(c, Config{K: 64, Sampler: SamplerADLDA, Workers: workers, BlockSize: 20, Seed: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Run(context.Background(), 4, nil); err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+		// K·V = 19,200 counts against at most 720 moves a sweep: the
+		// default cost swaps at the end of most sweeps (dropping a block's
+		// moves from the swap fails this test with one worker and with
+		// three), a huge one always copies.
+		swapped, copied := run(16), run(1<<40)
+		if !slices.Equal(swapped.z, copied.z) || !slices.Equal(swapped.nkw, copied.nkw) {
+			t.Errorf("%d workers: topics or counts differ between swapping and copying at a sweep's end", workers)
+		}
+		for i, sw := range swapped.sweepers {
+			if !slices.Equal(sw.col.nkw, swapped.nkw) {
+				t.Errorf("%d workers: worker %d's view is not the counts after swapping", workers, i)
+			}
+		}
+		want, _ := countsOfState(swapped, swapped.z)
+		if !slices.Equal(swapped.nkw, want) {
+			t.Errorf("%d workers: counts after swapping differ from a count of the topics", workers)
+		}
+	}
+}
