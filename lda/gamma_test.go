@@ -347,3 +347,51 @@ func TestAcceptExp(t *testing.T) {
 		}
 	}
 }
+
+// TestScanRestTotal checks that exactDoc's scan of the entries left out of
+// a word's table adds them up to the table's R_w bit for bit, with the
+// vector paths and with the loops, so a draw below R_w always ends inside
+// the scan; and that the scan picks the entry whose cumulative interval
+// holds v.
+func TestScanRestTotal(t *testing.T) {
+	defer func(saved bool) { useLanesAVX512 = saved }(useLanesAVX512)
+	for _, vector := range []bool{false, true} {
+		if vector && !useLanesAVX512 {
+			continue // no AVX-512 here: the loops only
+		}
+		useLanesAVX512 = vector
+		for _, k := range []int{5, 50, 1000} {
+			const v = 300
+			r := rng.Derive(uint64(k), "scan rest")
+			counts := make([]int32, k*v)
+			for w := range v {
+				for range 30 {
+					counts[w*k+int(r.Uint64N(uint64(k)))]++
+				}
+			}
+			propose := make([]bool, v)
+			for w := range propose {
+				propose[w] = true
+			}
+			p := newPhi(k, v, propose, false)
+			if err := drawPhi(context.Background(), p, counts, 0.01, 6, 1, []*phiWorker{newPhiWorker()}); err != nil {
+				t.Fatal(err)
+			}
+			for w := range v {
+				wt := p.words[w]
+				pick, total := scanRest(p.Column(w), wt.cut, math.Inf(1))
+				if total != wt.rest {
+					t.Fatalf("vector %v, K = %d, word %d: scan total %v; R_w %v", vector, k, w, total, wt.rest)
+				}
+				if total == 0 {
+					continue
+				}
+				// v in the middle of the picked entry's interval picks it.
+				y := float64(p.Column(w)[pick])
+				if got, _ := scanRest(p.Column(w), wt.cut, total-y/2); got != pick {
+					t.Fatalf("vector %v, K = %d, word %d: v inside the last entry picks %d; want %d", vector, k, w, got, pick)
+				}
+			}
+		}
+	}
+}

@@ -85,7 +85,7 @@ type wordTable struct {
 	// The masses of the column in and out of the table, which the exact
 	// draw reads with the header (one cache line for the three):
 	mass float64 // Σ_{k in table} φ_kw (0 for a uniform table)
-	rest float64 // Σ_{k not in table} φ_kw (see finishBlock for the order)
+	rest float64 // Σ_{k not in table} φ_kw, in the order of exactDoc's scan
 }
 
 // newPhi allocates Φ for k topics over v words; propose marks the words
@@ -453,7 +453,8 @@ func (p *Phi) finishBlock(pw *phiWorker, b int, fac []float64) {
 		// branches: every topic is written, and only those in the table
 		// advance n. The entries left out (y < cut; zeros add nothing) sum
 		// in eight partial sums, of the topics t with the same t%8, each
-		// in topic order.
+		// in topic order, then added in lane order: the order of exactDoc's
+		// scan, whose total must be exactly R_w.
 		cut := float32(float64(top) * proposalCut)
 		in := max(cut, float32(minNormal32))
 		topics := slices.Grow(pw.topics[:0], k+8)[:k+8]
@@ -474,7 +475,10 @@ func (p *Phi) finishBlock(pw *phiWorker, b int, fac []float64) {
 			}
 			parts[t&7] += float64(r)
 		}
-		rest := ((parts[0] + parts[1]) + (parts[2] + parts[3])) + ((parts[4] + parts[5]) + (parts[6] + parts[7]))
+		rest := parts[0]
+		for _, x := range parts[1:] {
+			rest += x
+		}
 		if p.needLog {
 			for t, x := range col {
 				p.logRow[t*v+w] = float32(math.Log(float64(x)))

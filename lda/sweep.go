@@ -252,8 +252,9 @@ func (p *Phi) drawWordSrc(src *chacha8.Stream, w int) int {
 // a mixture of a document part, one term per other token j of weight
 // φ_{z_j w} (summed in O(length)), and a prior part α·φ_kw. The prior part
 // is the word's proposal table (mass M_w) plus the entries left out of it
-// (mass R_w), drawn by a scan of the column in topic order, the order R_w
-// was summed in. One uniform u on a 2⁻⁵³ grid picks the part and the
+// (mass R_w), drawn by a scan of the column in the order R_w was summed in
+// (finishBlock): the topics t with t%8 = 0 in topic order, then those with
+// t%8 = 1, and so on, so the scan's running sum ends exactly at R_w. One uniform u on a 2⁻⁵³ grid picks the part and the
 // token: the token is the first whose running sum of the document part
 // exceeds u, found without a branch to mispredict (firstAbove) — on WordNet
 // glosses (K = 50, from random topics) that made MH iterations 1.02–1.51×
@@ -314,22 +315,34 @@ func (p *Phi) exactDoc(src *chacha8.Stream, zd []uint16, wd []int32, alpha float
 				zd[i] = uint16(p.drawWordSrc(src, int(w)))
 				continue
 			}
-			cut := wt.cut
-			var acc float64
-			pick := -1
-			for t, y := range cw {
-				if y >= cut || y == 0 {
-					continue
-				}
-				acc += float64(y)
-				pick = t
-				if v < acc {
-					break
-				}
-			}
+			pick, _ := scanRest(cw, wt.cut, v)
 			zd[i] = uint16(pick)
 		}
 	}
+}
+
+// scanRest returns the first topic, in the order of R_w (see exactDoc),
+// among the entries of the column cw left out of its table (0 < y < cut) at
+// which their running sum exceeds v, or the last one when none does, and
+// the sum of all of them, which is R_w to the bit.
+func scanRest(cw []float32, cut float32, v float64) (pick int, total float64) {
+	pick = -1
+	for j := range 8 {
+		var part float64 // the lane's entries, added in topic order
+		for t := j; t < len(cw); t += 8 {
+			y := cw[t]
+			if y >= cut || y == 0 {
+				continue
+			}
+			part += float64(y)
+			pick = t
+			if v < total+part {
+				return pick, total + part
+			}
+		}
+		total += part
+	}
+	return pick, total
 }
 
 // ahead holds the words and topics of a document's following tokens, from
