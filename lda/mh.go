@@ -306,7 +306,7 @@ func (m *MH) step(ctx context.Context) error {
 			return err
 		}
 		m.phiStale = false
-	} else if m.words == nil {
+	} else {
 		m.clearCounts()
 	}
 	return m.sweep(ctx)
@@ -378,20 +378,20 @@ func (m *MH) sweep(ctx context.Context) error {
 	return nil
 }
 
+// clearCounts readies the counts for a sweep to refill: it zeroes a
+// Target's; plain LDA's count clears each row itself (countLDA).
 func (m *MH) clearCounts() {
-	if m.words != nil {
-		clear(m.nkw)
-	} else {
+	if m.words == nil {
 		clear(m.counts.Data)
 	}
 }
 
 // recount recomputes the topic-word counts from z.
 func (m *MH) recount() {
+	m.clearCounts()
 	if m.words != nil {
 		m.countLDA()
 	} else {
-		m.clearCounts()
 		m.countTarget()
 	}
 	m.countsStale = false
