@@ -258,22 +258,21 @@ func (m *MH) sweepCollapsed(ctx context.Context) error {
 		moves += len(mv) / 2
 	}
 	workers := len(m.sweepers)
-	if moves*moveCost < len(m.nkw)/workers {
-		// Few moves for the size of the counts: G⁰ takes worker 0's view,
-		// and the view takes the old G⁰ with every move of the sweep made
-		// again, instead of a copy of the whole matrix.
-		_ = parallel.Blocks(bg, workers, workers, func(_, r int) {
-			cw := m.sweepers[r].col
-			m.catchUp(cw, nb)
-			if r == 0 {
-				m.nkw, cw.nkw = cw.nkw, m.nkw
-				for _, mv := range cs.moves {
-					applyMoves(cw.nkw, mv, 1)
-				}
+	// With few moves for the size of the counts, G⁰ takes worker 0's view
+	// and the view takes the old G⁰ with every move of the sweep made
+	// again, instead of a copy of the whole matrix.
+	swap := moves*moveCost < len(m.nkw)/workers
+	_ = parallel.Blocks(bg, workers, workers, func(_, r int) {
+		cw := m.sweepers[r].col
+		m.catchUp(cw, nb)
+		if swap && r == 0 {
+			m.nkw, cw.nkw = cw.nkw, m.nkw
+			for _, mv := range cs.moves {
+				applyMoves(cw.nkw, mv, 1)
 			}
-		})
-	} else {
-		_ = parallel.Blocks(bg, workers, workers, func(_, r int) { m.catchUp(m.sweepers[r].col, nb) })
+		}
+	})
+	if !swap {
 		view := m.sweepers[0].col
 		const chunk = 1 << 16
 		_ = parallel.Blocks(bg, workers, (len(m.nkw)+chunk-1)/chunk, func(_, c int) {
