@@ -113,9 +113,6 @@ type collapsedWorker struct {
 	touched []int32   // the moves: pairs (from, to) of indices into nkw
 	inv     []float64 // 1/(G_k + D_k + Vβ), kept current by move
 	invDown []float64 // 1/(G_k + D_k − 1 + Vβ), likewise
-	topics  []uint16  // the short document's distinct topics (a topic may stay after its count falls to 0)
-	listed  []uint8   // listed[t]: 1 when t is in topics, else 0
-	sums    []uint64  // scratch: a running sum per listed topic (collapsedToken)
 	_       [parallel.CacheGap]byte
 }
 
@@ -130,7 +127,7 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 		}
 		m.coll = cs
 		for _, sw := range m.sweepers {
-			sw.col = &collapsedWorker{nkw: make([]int32, k*v), nk: parallel.Padded[int32](k), base: parallel.Padded[int32](k), inv: parallel.Padded[float64](k), invDown: parallel.Padded[float64](k), listed: parallel.Padded[uint8](k)}
+			sw.col = &collapsedWorker{nkw: make([]int32, k*v), nk: parallel.Padded[int32](k), base: parallel.Padded[int32](k), inv: parallel.Padded[float64](k), invDown: parallel.Padded[float64](k)}
 		}
 	}
 	copyViews := cs.viewsAt != m.iter
@@ -369,12 +366,9 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 		wd := m.words[s:e]
 		wd = wd[:len(zd)]
 		if len(zd) <= m.cfg.ExactLen {
-			cw.countTopics(zd, cnt)
+			sw.dt.count(zd, cnt)
 			m.collapsedDoc(sw, zd, wd, m.aheadOf(s, end))
-			cw.unlist()
-			for _, t := range zd {
-				cnt[t] = 0
-			}
+			sw.dt.clear(cnt)
 			continue
 		}
 		for _, t := range zd {
@@ -445,8 +439,8 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 }
 
 // collapsedDoc samples the tokens of one short document (at most
-// Config.ExactLen tokens; sw.cnt holds its topic counts and sw.col.topics
-// its distinct topics, see countTopics) with one independence
+// Config.ExactLen tokens; sw.cnt holds its topic counts and sw.dt its
+// distinct topics, see docTopics) with one independence
 // Metropolis–Hastings step per token whose proposal is nearly the collapsed
 // conditional π(k) = (C_dk^(−i) + α)·W(k), W(k) = (n_kw^(−i) + β)/(n_k^(−i) + Vβ):
 //
@@ -478,24 +472,23 @@ func (m *MH) collapsedDoc(sw *sweepWorker, zd []uint16, wd []int32, ah ahead) {
 	spread := uintptr(m.k)*unsafe.Sizeof(cw.nkw[0]) > maxWholeColumn
 	if spread {
 		for i := range min(prefetchAhead/2, len(wd)) {
-			cw.prefetchTopics(int(wd[i]) * m.k)
+			cw.prefetchTopics(int(wd[i])*m.k, sw.dt.topics)
 		}
 	}
 	for i := range wd {
 		m.prefetchCollapsed(sw, ah, i)
 		if j := i + prefetchAhead/2; spread && j < len(wd) {
-			cw.prefetchTopics(int(wd[j]) * m.k)
+			cw.prefetchTopics(int(wd[j])*m.k, sw.dt.topics)
 		}
 		m.collapsedToken(sw, zd, wd, i)
 	}
 }
 
 // prefetchTopics prefetches the entries of the view's column starting at
-// base at the document's topics, four lines a call.
-func (cw *collapsedWorker) prefetchTopics(base int) {
+// base at the topics ts, four lines a call.
+func (cw *collapsedWorker) prefetchTopics(base int, ts []uint16) {
 	col := cw.nkw[base:]
 	at := func(t uint16) unsafe.Pointer { return unsafe.Pointer(&col[t]) }
-	ts := cw.topics
 	for ; len(ts) >= 4; ts = ts[4:] {
 		prefetch.Lines(at(ts[0]), at(ts[1]), at(ts[2]), at(ts[3]))
 	}
@@ -544,36 +537,9 @@ func (m *MH) prefetchCollapsed(sw *sweepWorker, ah ahead, i int) {
 	prefetch.Token(view, start, n, t0, t1, t2, mass, hdr, hdr)
 }
 
-// countTopics adds the topics of zd to the counts cnt and lists the
-// distinct ones in cw.topics, in the order they first occur, with room for
-// a running sum each in cw.sums. unlist must follow before the next document. Every
-// token's topic is written at the end of the list, which grows only when
-// the topic was not listed: whether a topic is new is random, and a branch
-// on it would be mispredicted.
-func (cw *collapsedWorker) countTopics(zd []uint16, cnt []int32) {
-	topics := slices.Grow(cw.topics[:0], len(zd))[:len(zd)]
-	listed := cw.listed
-	n := 0
-	for _, t := range zd {
-		topics[n] = t
-		n += int(1 - listed[t])
-		listed[t] = 1
-		cnt[t]++
-	}
-	cw.topics = topics[:n]
-	cw.sums = slices.Grow(cw.sums[:0], n)[:n]
-}
-
-// unlist clears the marks of the listed topics.
-func (cw *collapsedWorker) unlist() {
-	for _, t := range cw.topics {
-		cw.listed[t] = 0
-	}
-}
-
 // collapsedToken makes the step of collapsedDoc for token i of the
 // document; sw.cnt holds the document's topic counts with every token in,
-// sw.col.topics every topic with a count (countTopics).
+// sw.dt every topic with a count (docTopics).
 func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 	src, cw, cs, p := sw.src, sw.col, m.coll, m.phi
 	k := m.k
@@ -594,10 +560,11 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 	// for the same reason. On WordNet glosses (K = 50, one worker) that made
 	// the kernel's iterations 1.0–1.25× as fast (median of 6 alternated
 	// pairs 1.10).
-	ps := cw.sums[:len(cw.topics)]
+	dt := &sw.dt
+	ps := dt.sums[:len(dt.topics)]
 	wCurBits := math.Float64bits(wCur)
 	var dm float64
-	for j, t := range cw.topics {
+	for j, t := range dt.topics {
 		x := (float64(nw[t]) + beta) * inv[t]
 		eq := uint64(int(t) ^ cur)
 		atCur := ((eq | -eq) >> 63) - 1 // all ones when t is cur, else 0
@@ -613,7 +580,7 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 	case u < dm:
 		// The first topic whose running sum exceeds u; it has a weight
 		// above 0, and there is one since u < dm.
-		t = int(cw.topics[firstAbove(ps, u)])
+		t = int(dt.topics[firstAbove(ps, u)])
 	case (u-dm)*cs.invAlpha < mass:
 		t = p.drawWordSrc(src, int(w))
 	default:
@@ -633,10 +600,10 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 		b := (ns + alpha) * wCur * (nt*wt + alpha*pt) * (dm + alpha*zt)
 		if unit(src.Uint64())*b < a {
 			cur = m.move(cw, zd, i, base, cur, t)
-			if cw.listed[cur] == 0 {
-				cw.listed[cur] = 1
-				cw.topics = append(cw.topics, uint16(cur))
-				cw.sums = append(cw.sums, 0)
+			if dt.listed[cur] == 0 {
+				dt.listed[cur] = 1
+				dt.topics = append(dt.topics, uint16(cur))
+				dt.sums = append(dt.sums, 0)
 			}
 		}
 	}

@@ -161,7 +161,7 @@ func TestCollapsedTokenExact(t *testing.T) {
 			d = 1
 		}
 		zd, wd := m.z[c.DocStart[d]:c.DocStart[d+1]], c.Words[c.DocStart[d]:c.DocStart[d+1]]
-		sw.col.countTopics(zd, sw.cnt)
+		sw.dt.count(zd, sw.cnt)
 		m.collapsedToken(sw, zd, wd, i-c.DocStart[d])
 		s := stateOf(m.z)
 		if s != s0 {
@@ -246,8 +246,8 @@ func TestCollapsedWaves(t *testing.T) {
 	nkw1 := slices.Clone(m.nkw)
 	nkw0, _ := countsOfState(m, z0)
 	copy(m.nkw, nkw0)
-	sw := &sweepWorker{src: chacha8.New([32]byte{}), cnt: make([]int32, m.k)}
-	sw.col = &collapsedWorker{nk: make([]int32, m.k), inv: make([]float64, m.k), invDown: make([]float64, m.k), listed: make([]uint8, m.k)}
+	sw := &sweepWorker{src: chacha8.New([32]byte{}), cnt: make([]int32, m.k), dt: docTopics{listed: make([]uint8, m.k)}}
+	sw.col = &collapsedWorker{nk: make([]int32, m.k), inv: make([]float64, m.k), invDown: make([]float64, m.k)}
 	moved := 0
 	for b := range nb {
 		cut := m.docStart[m.blocks[b-b%collapsedWave]]

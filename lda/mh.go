@@ -52,7 +52,7 @@ type MH struct {
 type sweepWorker struct {
 	src *chacha8.Stream
 	cnt []int32          // C_d· of the document being sampled
-	ps  []uint64         // prefix sums of exactDoc, Config.ExactLen of them
+	dt  docTopics        // the distinct topics of a short document
 	col *collapsedWorker // collapsed kernel state, allocated on first use
 	_   [parallel.CacheGap]byte
 }
@@ -147,7 +147,7 @@ func newMH(docStart []int, v, tokens int, words []int32, target Target, cfg Conf
 	m.phi = newPhi(m.k, v, propose, target != nil)
 	m.blocks = makeBlocks(docStart, cfg.BlockSize)
 	for range cfg.Workers {
-		m.sweepers = append(m.sweepers, &sweepWorker{src: chacha8.New([32]byte{}), cnt: parallel.Padded[int32](m.k), ps: make([]uint64, cfg.ExactLen)})
+		m.sweepers = append(m.sweepers, &sweepWorker{src: chacha8.New([32]byte{}), cnt: parallel.Padded[int32](m.k), dt: docTopics{listed: parallel.Padded[uint8](m.k)}})
 		m.phiWorkers = append(m.phiWorkers, newPhiWorker())
 	}
 	// Uniform initial topics, one stream per block.

@@ -2,7 +2,9 @@ package lda
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/fedtopic/fedtopic/corpus"
@@ -224,8 +226,9 @@ func TestExactDrawTail(t *testing.T) {
 	src := chacha8.New([32]byte{7})
 	zd, wd := []uint16{0}, []int32{0}
 	obs := make([]int, 4)
+	cnt, dt := make([]int32, 4), &docTopics{listed: make([]uint8, 4)}
 	for range draws {
-		m.phi.exactDoc(src, zd, wd, 0.3, ahead{}, make([]uint64, 1))
+		m.phi.exactDoc(src, zd, wd, 0.3, ahead{}, cnt, dt)
 		obs[zd[0]]++
 	}
 	want := make([]float64, 4)
@@ -235,6 +238,94 @@ func TestExactDrawTail(t *testing.T) {
 	chi, cells := chiSquare(t, obs, want)
 	if crit := chiCritical(cells); chi > crit {
 		t.Errorf("topic counts %v: chi-square %.1f, want ≤ %.1f", obs, chi, crit)
+	}
+}
+
+// TestExactDocPairs checks the exact draws of a document's first two
+// tokens, in a document short enough to sum its document part over its
+// tokens and in one long enough to sum it over its listed topics. The second
+// token's draw sees the first token's new topic, which may be new to the
+// document (then listed during the document) or leave its old topic, held
+// by no other token, listed with count 0. Every draw starts from the same
+// state, topics 0 2 2 1 1 2 2 … over K = 6 (3, 4 and 5 unused); the joint
+// frequencies of the first two new topics (36 cells) must follow
+// π(a)·π(b | a), each the exact conditional given the other tokens' topics.
+// 2·10⁶ draws; each chi-square test fails falsely with probability 1e-6.
+func TestExactDocPairs(t *testing.T) {
+	t.Parallel()
+	const k, v, alpha = 6, 3, 0.4
+	phi := []float64{
+		0.5, 0.3, 0.2,
+		0.1, 0.6, 0.3,
+		0.3, 0.3, 0.4,
+		0.6, 0.2, 0.2,
+		0.05, 0.05, 0.9,
+		0.25, 0.45, 0.3,
+	}
+	for _, n := range []int{5, exactListLen + 3} {
+		t.Run(fmt.Sprintf("%d tokens", n), func(t *testing.T) {
+			t.Parallel()
+			words := make([]int32, n)
+			z0 := make([]uint16, n)
+			for i := range n {
+				words[i] = int32(i % v)
+				z0[i] = uint16(1 + (i+1)/2%2)
+			}
+			z0[0] = 0
+			c := &corpus.Corpus{V: v, DocStart: []int{0, n}, Words: words}
+			m, err := NewMH(c, Config{K: k, Alpha: alpha, Workers: 1, Seed: 2, BurnIn: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.SetPhi(context.Background(), phi); err != nil {
+				t.Fatal(err)
+			}
+			// cond returns the exact conditional of token i given topics z.
+			cond := func(z []uint16, i int) []float64 {
+				p := make([]float64, k)
+				var sum float64
+				for t := range p {
+					c := 0.0
+					for j, x := range z {
+						if j != i && int(x) == t {
+							c++
+						}
+					}
+					p[t] = (c + alpha) * m.phi.At(t, int(words[i]))
+					sum += p[t]
+				}
+				for t := range p {
+					p[t] /= sum
+				}
+				return p
+			}
+			want := make([]float64, k*k)
+			pa := cond(z0, 0)
+			for a := range k {
+				z := slices.Clone(z0)
+				z[0] = uint16(a)
+				for b, pb := range cond(z, 1) {
+					want[a*k+b] = pa[a] * pb
+				}
+			}
+			const draws = 2_000_000
+			src := chacha8.New([32]byte{9})
+			cnt, dt := make([]int32, k), &docTopics{listed: make([]uint8, k)}
+			zd := make([]uint16, n)
+			obs := make([]int, k*k)
+			for range draws {
+				copy(zd, z0)
+				m.phi.exactDoc(src, zd, words, alpha, ahead{}, cnt, dt)
+				obs[int(zd[0])*k+int(zd[1])]++
+				if slices.ContainsFunc(cnt, func(n int32) bool { return n != 0 }) || slices.Contains(dt.listed, 1) {
+					t.Fatalf("exactDoc left counts %v and marks %v, want all 0", cnt, dt.listed)
+				}
+			}
+			chi, cells := chiSquare(t, obs, want)
+			if crit := chiCritical(cells); chi > crit {
+				t.Errorf("pair frequencies %v: chi-square %.1f, want ≤ %.1f (%d cells)", obs, chi, crit, cells)
+			}
+		})
 	}
 }
 

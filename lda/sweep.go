@@ -2,6 +2,7 @@ package lda
 
 import (
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/fedtopic/fedtopic/internal/alias"
@@ -83,7 +84,7 @@ func (m *MH) sweepBlockLDA(sw *sweepWorker, blk int) {
 				ne := m.docStart[d+2]
 				ah.nextW, ah.nextZ = m.words[e:ne], m.z[e:ne]
 			}
-			m.phi.exactDoc(src, zd, wd, alpha, ah, sw.ps)
+			m.phi.exactDoc(src, zd, wd, alpha, ah, cnt, &sw.dt)
 			continue
 		}
 		for _, t := range zd {
@@ -249,23 +250,39 @@ func (p *Phi) drawWordSrc(src *chacha8.Stream, w int) int {
 //
 //	π(k) ∝ (C_dk^(−i) + α)·φ_kw = Σ_{j≠i} [z_j = k]·φ_kw + α·φ_kw,
 //
-// a mixture of a document part, one term per other token j of weight
-// φ_{z_j w} (summed in O(length)), and a prior part α·φ_kw. The prior part
-// is the word's proposal table (mass M_w) plus the entries left out of it
-// (mass R_w), drawn by a scan of the column in the order R_w was summed in
-// (finishBlock): the topics t with t%8 = 0 in topic order, then those with
-// t%8 = 1, and so on, so the scan's running sum ends exactly at R_w. One uniform u on a 2⁻⁵³ grid picks the part and the
-// token: the token is the first whose running sum of the document part
-// exceeds u, found without a branch to mispredict (firstAbove) — on WordNet
-// glosses (K = 50, from random topics) that made MH iterations 1.02–1.51×
-// as fast (median of 8 alternated pairs 1.18). The table draws one more
-// 64-bit word. A word whose column is all zero (beyond
-// the reach of a Dirichlet draw) leaves the topic unchanged: its
-// conditional is 0 everywhere. While it samples token i it prefetches the
-// columns and tables of the tokens ahead (see ahead).
-func (p *Phi) exactDoc(src *chacha8.Stream, zd []uint16, wd []int32, alpha float64, ah ahead, ps []uint64) {
+// a mixture of a document part and a prior part α·φ_kw. The document part
+// is summed over the other tokens, one term φ_{z_j w} each, in a document
+// of fewer than exactListLen tokens, and over the document's distinct
+// topics, C_dk^(−i)·φ_kw each, in a longer one (dt, with their counts in
+// cnt, which must be all zero on entry and are again on return). The prior
+// part is the word's proposal table (mass M_w) plus the entries left out of
+// it (mass R_w), drawn by a scan of the column in the order R_w was summed
+// in (finishBlock): the topics t with t%8 = 0 in topic order, then those
+// with t%8 = 1, and so on, so the scan's running sum ends exactly at R_w.
+// One uniform u on a 2⁻⁵³ grid picks the part and the topic: in the
+// document part, the first term whose running sum exceeds u, found without
+// a branch to mispredict (firstAbove) — on WordNet glosses (K = 50, from
+// random topics) that made MH iterations 1.02–1.51× as fast (median of 8
+// alternated pairs 1.18). The table draws one more 64-bit word. A word
+// whose column is all zero (beyond the reach of a Dirichlet draw) leaves
+// the topic unchanged: its conditional is 0 everywhere. While it samples
+// token i it prefetches the columns and tables of the tokens ahead (see
+// ahead).
+func (p *Phi) exactDoc(src *chacha8.Stream, zd []uint16, wd []int32, alpha float64, ah ahead, cnt []int32, dt *docTopics) {
 	k := p.K
-	ps = ps[:len(zd)]
+	// terms are the topics of the document part's terms: the tokens' own,
+	// or the distinct ones with room for one new topic per token, listed
+	// without a branch (see docTopics.count).
+	list := len(zd) >= exactListLen
+	terms, n := zd, len(zd)
+	if list {
+		dt.count(zd, cnt)
+		n = len(dt.topics)
+		terms = slices.Grow(dt.topics, len(zd))
+		terms = terms[:cap(terms)]
+	}
+	sums := slices.Grow(dt.sums[:0], len(terms))[:len(terms)]
+	listed := dt.listed
 	// When a column is too long for prefetchToken to take in whole (see
 	// columnSpan), the reads of the document part at the document's topics
 	// would miss the caches: prefetch those entries of the columns
@@ -275,51 +292,78 @@ func (p *Phi) exactDoc(src *chacha8.Stream, zd []uint16, wd []int32, alpha float
 	spread := uintptr(k)*unsafe.Sizeof(p.col[0]) > maxWholeColumn
 	if spread {
 		for _, w := range wd[:min(prefetchAhead/2, len(wd))] {
-			prefetch.Entries32(unsafe.Pointer(&p.col[int(w)*k]), zd)
+			prefetch.Entries32(unsafe.Pointer(&p.col[int(w)*k]), terms[:n])
 		}
 	}
 	for i, w := range wd {
 		p.prefetchToken(ah, i)
 		if j := i + prefetchAhead/2; spread {
 			if j < len(wd) {
-				prefetch.Entries32(unsafe.Pointer(&p.col[int(wd[j])*k]), zd)
+				prefetch.Entries32(unsafe.Pointer(&p.col[int(wd[j])*k]), terms[:n])
 			} else if j -= len(wd); j < len(ah.nextW) {
 				prefetch.Entries32(unsafe.Pointer(&p.col[int(ah.nextW[j])*k]), ah.nextZ)
 			}
 		}
 		base := int(w) * k
 		cw := p.col[base : base+k]
-		// ps[j]: the document part's running sum up to token j, token i
-		// left out (its sum repeats the one before, so it is never drawn).
+		cur := zd[i]
+		// ps[j]: the document part's running sum up to term j, with token
+		// i left out. Over the tokens, token i's sum repeats the one
+		// before, so it is never drawn.
+		ps := sums[:n]
 		var dm float64
-		for j, t := range zd[:i] {
-			dm += float64(cw[t])
-			ps[j] = math.Float64bits(dm)
-		}
-		ps[i] = math.Float64bits(dm)
-		for j, t := range zd[i+1:] {
-			dm += float64(cw[t])
-			ps[i+1+j] = math.Float64bits(dm)
+		if list {
+			cnt[cur]--
+			for j, t := range terms[:n] {
+				dm += float64(cnt[t]) * float64(cw[t])
+				ps[j] = math.Float64bits(dm)
+			}
+		} else {
+			for j, t := range zd[:i] {
+				dm += float64(cw[t])
+				ps[j] = math.Float64bits(dm)
+			}
+			ps[i] = math.Float64bits(dm)
+			for j, t := range zd[i+1:] {
+				dm += float64(cw[t])
+				ps[i+1+j] = math.Float64bits(dm)
+			}
 		}
 		wt := &p.words[w]
 		tm, rm := wt.mass, wt.rest
 		u := unit(src.Uint64()) * (dm + alpha*(tm+rm))
 		switch {
 		case u < dm:
-			zd[i] = zd[firstAbove(ps, u)]
+			cur = terms[firstAbove(ps, u)]
 		case tm+rm == 0:
 			// All-zero column: π is 0 everywhere; keep the topic.
 		default:
-			v := (u-dm)/alpha - tm
-			if v < 0 || rm == 0 {
-				zd[i] = uint16(p.drawWordSrc(src, int(w)))
-				continue
+			if v := (u-dm)/alpha - tm; v < 0 || rm == 0 {
+				cur = uint16(p.drawWordSrc(src, int(w)))
+			} else {
+				pick, _ := scanRest(cw, wt.cut, v)
+				cur = uint16(pick)
 			}
-			pick, _ := scanRest(cw, wt.cut, v)
-			zd[i] = uint16(pick)
+		}
+		zd[i] = cur
+		if list {
+			cnt[cur]++
+			terms[n] = cur
+			n += int(1 - listed[cur])
+			listed[cur] = 1
 		}
 	}
+	dt.sums = sums
+	if list {
+		dt.topics = terms[:n]
+		dt.clear(cnt)
+	}
 }
+
+// exactListLen is the length from which exactDoc sums a document's part
+// over its distinct topics instead of its tokens. Fewer terms outweigh the
+// upkeep of the list and the counts in longer documents only.
+var exactListLen = 16
 
 // scanRest returns the first topic, in the order of R_w (see exactDoc),
 // among the entries of the column cw left out of its table (0 < y < cut) at
