@@ -112,9 +112,9 @@ type Config struct {
 	// ExactLen is the length up to which the partially collapsed plain-LDA
 	// kernel draws a token's topic exactly from its conditional
 	// π(k) ∝ (C_dk^(−i) + α)·φ_kw instead of taking MH steps: the
-	// document part Σ_j φ_{z_j w} is summed over the document's other
-	// tokens in O(length), the prior part α·φ_kw comes from the word's
-	// alias table. Documents with more tokens take Config.MHSteps MH steps
+	// document part is summed over the document's other tokens, or over
+	// its distinct topics from 16 tokens on, in O(length), the prior part
+	// α·φ_kw comes from the word's alias table. Documents with more tokens take Config.MHSteps MH steps
 	// per token, O(1) each. Both leave the same target invariant; an exact
 	// draw mixes like many MH steps. Default DefaultExactLen (64);
 	// negative: MH steps for every document.
