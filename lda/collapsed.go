@@ -351,11 +351,11 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 	invAlpha := 1 / alpha
 	kAlpha := float64(k) * alpha
 	gkw, nkw, nk := m.nkw, cw.nkw, cw.nk[:k]
-	invNk := cs.invNk[:k]
+	invNk, inv, invDown := cs.invNk[:k], cw.inv[:k], cw.invDown[:k]
 	copy(nk, cw.base) // D is zero at the start of a block
 	for t, c := range nk {
-		cw.inv[t] = 1 / (float64(c) + vb)
-		cw.invDown[t] = 1 / (float64(c-1) + vb)
+		inv[t] = 1 / (float64(c) + vb)
+		invDown[t] = 1 / (float64(c-1) + vb)
 	}
 	cw.touched = cs.moves[blk][:0]
 	cnt := sw.cnt[:k]
@@ -385,15 +385,11 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 			base := int(w) * k
 			gw, nw := gkw[base:base+k], nkw[base:base+k]
 			mass := cs.mass[w]
-			// wordTerm returns (n_kw + β)/(n_k + Vβ) with the token
-			// itself removed from topic cur.
-			wordTerm := func(t int) float64 {
-				self := 0.0
-				if t == cur {
-					self = 1
-				}
-				return (float64(nw[t]) - self + beta) / (float64(nk[t]) - self + vb)
-			}
+			// wCur returns (n_kw + β)/(n_k + Vβ) at cur with the token
+			// itself removed, wOther the same at another topic t, with the
+			// reciprocals that move keeps current.
+			wCur := func() float64 { return (float64(nw[cur]-1) + beta) * invDown[cur] }
+			wOther := func(t int) float64 { return (float64(nw[t]) + beta) * inv[t] }
 			// q returns the word proposal's unnormalised weight of t.
 			q := func(t int) float64 { return (float64(gw[t]) + beta) * invNk[t] }
 			for range m.cfg.MHSteps {
@@ -405,8 +401,8 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 					t = drawSmooth(src, cs)
 				}
 				if t != cur {
-					a := (float64(cnt[t]) + alpha) * wordTerm(t) * q(cur)
-					b := (float64(cnt[cur]) + alpha) * wordTerm(cur) * q(t)
+					a := (float64(cnt[t]) + alpha) * wOther(t) * q(cur)
+					b := (float64(cnt[cur]) + alpha) * wCur() * q(t)
 					if unit32(uint32(y>>32))*b < a {
 						cur = m.move(cw, zd, i, base, cur, t)
 					}
@@ -418,7 +414,7 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 					t = int(zd[min(int(u), last)])
 				}
 				if t != cur {
-					if unit32(uint32(y>>32))*wordTerm(cur) < wordTerm(t) {
+					if unit32(uint32(y>>32))*wCur() < wOther(t) {
 						cur = m.move(cw, zd, i, base, cur, t)
 					}
 				}
