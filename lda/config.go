@@ -98,8 +98,8 @@ type Config struct {
 	// gave 4,159; 250 sweeps ending in 10 gave 4,117, against 4,083 for 300
 	// sweeps of collapsed Gibbs. With bench/foundation.sh (seeds 1–3), 225
 	// sweeps with 2 workers reach a held-out perplexity of 3,582 on average
-	// (1.75% above collapsed Gibbs' 3,520 after 300 sweeps) in about 11 s,
-	// where Gibbs took about 47 s on one core in the same run; the
+	// (1.75% above collapsed Gibbs' 3,520 after 300 sweeps) in about 12 s,
+	// where Gibbs took about 59 s on one core in the same run; the
 	// partially collapsed chain alone needs about 550 sweeps for
 	// comparable quality. The burn-in only sets the starting point of the
 	// exact chain, so it must leave the chain near the posterior: with

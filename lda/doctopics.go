@@ -4,10 +4,10 @@ import "slices"
 
 // docTopics lists the distinct topics of the short document being sampled,
 // in the order they first occur, for the kernels that sum a document part
-// over them (exactDoc, collapsedToken) instead of over its tokens: after a
-// few sweeps a document of 30 tokens holds far fewer topics. A topic may
-// stay listed after its count falls to 0; its weight is then 0, and it is
-// never drawn.
+// over them (exactDoc, collapsedToken) instead of over its tokens, which
+// share topics more and more as the chain forms them. A topic may stay
+// listed after its count falls to 0; its weight is then 0, and it is never
+// drawn.
 type docTopics struct {
 	topics []uint16
 	listed []uint8  // listed[t]: 1 when t is in topics, else 0
