@@ -365,8 +365,11 @@ func (p *Phi) exactDoc(src *chacha8.Stream, zd []uint16, wd []int32, alpha float
 // upkeep of the list and the counts in longer documents only: on GCIDE's
 // entries (bench/gcide_entries.py, K = 50, one worker) 8 and 32 made MH
 // iterations 0.95–1.05× and 0.77–1.00× as fast as 16 (4 alternated pairs
-// each).
-var exactListLen = 16
+// each); in CPU profiles of two rounds, exactDoc took 2.71/2.37 s from 16,
+// 2.76/2.74 s from 24, 2.68/3.02 s from 32 and 3.33/3.66 s with tokens
+// only, and on WordNet's glosses 1.36/1.42, 1.58/1.82, 1.50/1.62 and
+// 1.44/1.53 s.
+const exactListLen = 16
 
 // scanRest returns the first topic, in the order of R_w (see exactDoc),
 // among the entries of the column cw left out of its table (0 < y < cut) at
