@@ -28,7 +28,7 @@
 // Word proposals come from sparse alias tables that leave out the topics
 // where φ_kw is below 10⁻³ of the word's largest entry, so building them
 // costs little next to the O(K·V) draw of Φ itself. In documents of at most
-// Config.ExactLen tokens (default 64) plain LDA draws each token's topic
+// Config.ExactLen tokens (default 256) plain LDA draws each token's topic
 // exactly from its conditional instead — a document part summed over the
 // document's other tokens and a prior part from the word's alias table (the
 // sparse partially collapsed sampler of Magnusson, Jonsson, Villani and

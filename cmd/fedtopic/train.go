@@ -118,7 +118,7 @@ sampler on one core; --model slda gives every sentence one topic.`,
 	fs.Float64Var(&cfg.Alpha, "alpha", 0, "symmetric document-topic prior per topic (default 5/K)")
 	fs.Float64Var(&cfg.Beta, "beta", 0, "symmetric topic-word prior (default 0.01)")
 	fs.IntVar(&cfg.MHSteps, "mh-steps", 0, "Metropolis-Hastings steps per token and sweep (default 2)")
-	fs.IntVar(&cfg.ExactLen, "exact-len", 0, "documents with at most this many tokens draw each topic exactly from its conditional instead of taking MH steps (default 64; -1: MH steps everywhere)")
+	fs.IntVar(&cfg.ExactLen, "exact-len", 0, "documents with at most this many tokens draw each topic exactly from its conditional instead of taking MH steps (default 256; -1: MH steps everywhere)")
 	fs.IntVar(&cfg.Workers, "workers", 0, "sampling goroutines (default: all cores); never changes the result")
 	fs.StringVar(&seed, "seed", "", "random seed (default: a fresh one from the OS, printed and recorded in the model)")
 	fs.StringVarP(&out, "out", "o", "", "model file to write (required)")
