@@ -30,7 +30,8 @@
 // costs little next to the O(K·V) draw of Φ itself. In documents of at most
 // Config.ExactLen tokens (default 256) plain LDA draws each token's topic
 // exactly from its conditional instead — a document part summed over the
-// document's other tokens and a prior part from the word's alias table (the
+// document's other tokens (over its distinct topics from 16 tokens on) and
+// a prior part from the word's alias table (the
 // sparse partially collapsed sampler of Magnusson, Jonsson, Villani and
 // Broman, "Sparse Partially Collapsed MCMC for Parallel Inference in Topic
 // Models", JCGS 27(2), 2018) — which mixes like many MH steps for about the
