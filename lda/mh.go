@@ -54,7 +54,10 @@ type sweepWorker struct {
 	cnt []int32          // C_d· of the document being sampled
 	dt  docTopics        // the distinct topics of a short document
 	col *collapsedWorker // collapsed kernel state, allocated on first use
-	_   [parallel.CacheGap]byte
+	// ring holds the words of the MH steps drawn ahead in a long
+	// document (see mhDrawAhead).
+	ring []uint64
+	_    [parallel.CacheGap]byte
 }
 
 // NewMH returns an MH chain for cfg.Model (LDA or SentenceLDA) on c, with

@@ -85,8 +85,15 @@ func enumerate(n, k int, alpha float64, logLik func(i, t int) float64) []float64
 // items (items [d·n, (d+1)·n)), against the exact target p.
 func checkStationary(t *testing.T, m *MH, n int, p []float64) {
 	t.Helper()
+	checkStationaryPhi(t, m, n, p, statPhi)
+}
+
+// checkStationaryPhi is checkStationary with Φ = phi, under which the
+// documents' topics must stay below statK.
+func checkStationaryPhi(t *testing.T, m *MH, n int, p, phi []float64) {
+	t.Helper()
 	ctx := context.Background()
-	if err := m.SetPhi(ctx, statPhi); err != nil {
+	if err := m.SetPhi(ctx, phi); err != nil {
 		t.Fatal(err)
 	}
 	cdf := make([]float64, len(p))
@@ -195,6 +202,48 @@ func TestMHStationaryLDA(t *testing.T) {
 			checkStationary(t, m, len(words), p)
 		})
 	}
+}
+
+// TestMHStationaryLongColumns checks the MH steps of plain LDA where a
+// word's column spans more cache lines than prefetchToken takes whole, so the
+// steps' words are drawn tokens ahead and their reads prefetched (see
+// mhDrawAhead). K = 200, but topics 3 to 199 put all their mass on word 4,
+// which the documents do not use: φ_kw = 0 there for the documents' words,
+// the chain never enters them, and the target over topics 0 to 2 is the
+// one of TestMHStationaryLDA with α = 0.15. A document proposal picks one
+// of the 3 tokens with probability 3/(3 + Kα) = 1/11 (the rest go to
+// unreachable topics and are rejected); a larger α would leave those moves
+// too rare for the test to notice a wrong document acceptance, a smaller
+// one leaves states with fewer than 5 expected documents. The documents of
+// 3 tokens draw their first two tokens' words before the loop and the
+// third's inside it.
+func TestMHStationaryLongColumns(t *testing.T) {
+	t.Parallel()
+	const k, v, alpha = 200, 5, 0.15
+	if uintptr(k)*4 <= maxWholeColumn {
+		t.Fatalf("K = %d: columns of %d bytes are prefetched whole; the test needs longer ones", k, 4*k)
+	}
+	words := []int32{0, 3, 1}
+	p := enumerate(len(words), statK, alpha, func(i, k int) float64 {
+		return math.Log(float64(float32(statPhi[k*4+int(words[i])])))
+	})
+	phi := make([]float64, k*v)
+	for t := range k {
+		if t < statK {
+			copy(phi[t*v:], statPhi[t*4:(t+1)*4])
+		} else {
+			phi[t*v+4] = 1
+		}
+	}
+	c := repeatDocs(words, nil)
+	c.V = v
+	cfg := statCfg
+	cfg.K, cfg.Alpha, cfg.ExactLen = k, alpha, -1
+	m, err := NewMH(c, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStationaryPhi(t, m, len(words), p, phi)
 }
 
 // TestExactDrawTail checks the part of an exact draw that statPhi never
