@@ -360,6 +360,8 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 	cw.touched = cs.moves[blk][:0]
 	cnt := sw.cnt[:k]
 	end := m.docStart[m.blocks[blk+1]]
+	steps := m.cfg.MHSteps
+	spread := m.wordsAhead
 	for d := m.blocks[blk]; d < m.blocks[blk+1]; d++ {
 		s, e := m.docStart[d], m.docStart[d+1]
 		zd := m.z[s:e]
@@ -378,8 +380,26 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 		last := len(zd) - 1
 		total := n + kAlpha
 		ah := m.aheadOf(s, end)
+		// As in sweepBlockLDA, long columns have the steps' words drawn
+		// ahead and their reads prefetched (see mhDrawAhead).
+		per := 3 * steps
+		ring := sw.mhRing(per)
+		if spread {
+			for j := range min(mhDrawAhead, len(zd)) {
+				m.drawAheadCollapsed(sw, ring, per, zd, wd, j, total, n)
+			}
+		}
 		for i, w := range wd {
 			m.prefetchCollapsed(sw, ah, i)
+			if spread {
+				if j := i + mhDrawAhead; j < len(zd) {
+					m.drawAheadCollapsed(sw, ring, per, zd, wd, j, total, n)
+				}
+				if j := i + 1; j < len(zd) {
+					m.prefetchCollapsedProposals(sw, ring[(j&mhRingMask)*per:][:per], int(wd[j]))
+				}
+			}
+			r := ring[(i&mhRingMask)*per:][:per]
 			cur := int(zd[i])
 			cnt[cur]--
 			base := int(w) * k
@@ -392,12 +412,20 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 			wOther := func(t int) float64 { return (float64(nw[t]) + beta) * inv[t] }
 			// q returns the word proposal's unnormalised weight of t.
 			q := func(t int) float64 { return (float64(gw[t]) + beta) * invNk[t] }
-			for range m.cfg.MHSteps {
-				y := src.Uint64()
-				var t int
-				if unit32(uint32(y))*(mass+cs.smoothMass) < mass {
-					t = p.drawWordSrc(src, int(w))
+			for st := range steps {
+				var y, x, y2 uint64
+				if spread {
+					y, x, y2 = r[3*st], r[3*st+1], r[3*st+2]
 				} else {
+					y, x = src.Uint64(), src.Uint64()
+				}
+				var t int
+				var ok bool
+				if unit32(uint32(y))*(mass+cs.smoothMass) < mass {
+					if t, ok = p.drawWord(int(w), x); !ok {
+						t = p.drawWordSrc(src, int(w))
+					}
+				} else if t, ok = alias.Draw(cs.smooth, cs.smoothLem, x); !ok {
 					t = drawSmooth(src, cs)
 				}
 				if t != cur {
@@ -407,14 +435,16 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 						cur = m.move(cw, zd, i, base, cur, t)
 					}
 				}
-				y = src.Uint64()
-				u := unit32(uint32(y)) * total
+				if !spread {
+					y2 = src.Uint64()
+				}
+				u := unit32(uint32(y2)) * total
 				t = min(max(int((u-n)*invAlpha), 0), k-1)
 				if u < n {
 					t = int(zd[min(int(u), last)])
 				}
 				if t != cur {
-					if unit32(uint32(y>>32))*wCur() < wOther(t) {
+					if unit32(uint32(y2>>32))*wCur() < wOther(t) {
 						cur = m.move(cw, zd, i, base, cur, t)
 					}
 				}
@@ -431,6 +461,71 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 	cs.moves[blk], cw.touched = cw.touched, nil
 	for t, x := range nk {
 		cs.deltaK[blk][t] = x - cw.base[t]
+	}
+}
+
+// drawAheadCollapsed draws the words of the burn-in's MH steps of token j
+// of a long document (zd, wd: its topics and words; n tokens, total =
+// n + Kα) into ring — per step the word proposal's coin, its draw and the
+// document proposal's word — and prefetches the proposal-table entries of
+// its word proposals that take the table and the view's and G⁰'s column
+// entries at its document proposals' topics.
+func (m *MH) drawAheadCollapsed(sw *sweepWorker, ring []uint64, per int, zd []uint16, wd []int32, j int, total, n float64) {
+	r := ring[(j&mhRingMask)*per:][:per]
+	for i := range r {
+		r[i] = sw.src.Uint64()
+	}
+	p, cs := m.phi, m.coll
+	k := m.k
+	w := int(wd[j])
+	wt := &p.words[w]
+	tw := p.sparse[w/phiBlock][wt.off : wt.off+wt.n]
+	view, glob := sw.col.nkw[w*k:(w+1)*k], m.nkw[w*k:(w+1)*k]
+	mass := cs.mass[w]
+	last := len(zd) - 1
+	for st := 0; st < per; st += 3 {
+		slot := unsafe.Pointer(wt)
+		if y := r[st]; unit32(uint32(y))*(mass+cs.smoothMass) < mass {
+			slot = unsafe.Pointer(&tw[((r[st+1]>>32)*uint64(wt.n))>>32])
+		}
+		u := unit32(uint32(r[st+2])) * total
+		t := min(max(int((u-n)/m.alpha), 0), k-1)
+		if u < n {
+			t = int(zd[min(int(u), last)])
+		}
+		prefetch.Lines(slot, unsafe.Pointer(&view[t]), unsafe.Pointer(&glob[t]), slot)
+	}
+}
+
+// prefetchCollapsedProposals prefetches, from the drawn words r of a token
+// of word w (see drawAheadCollapsed, which prefetched the table entries),
+// the view's and G⁰'s column entries at its word proposals' topics.
+func (m *MH) prefetchCollapsedProposals(sw *sweepWorker, r []uint64, w int) {
+	p, cs := m.phi, m.coll
+	k := m.k
+	wt := &p.words[w]
+	tw := p.sparse[w/phiBlock][wt.off : wt.off+wt.n]
+	view, glob := sw.col.nkw[w*k:(w+1)*k], m.nkw[w*k:(w+1)*k]
+	mass := cs.mass[w]
+	for st := 0; st < len(r); st += 6 {
+		topic := func(st int) int {
+			y, x := r[st], r[st+1]
+			if unit32(uint32(y))*(mass+cs.smoothMass) < mass {
+				en := tw[((x>>32)*uint64(wt.n))>>32]
+				if uint32(x) < en.thresh {
+					return int(en.topic)
+				}
+				return int(en.alias)
+			}
+			t, _ := alias.Draw(cs.smooth, cs.smoothLem, x)
+			return t
+		}
+		a := topic(st)
+		b := a
+		if st+3 < len(r) {
+			b = topic(st + 3)
+		}
+		prefetch.Lines(unsafe.Pointer(&view[a]), unsafe.Pointer(&glob[a]), unsafe.Pointer(&view[b]), unsafe.Pointer(&glob[b]))
 	}
 }
 

@@ -44,8 +44,12 @@ type MH struct {
 	phiStale    bool            // Φ must be drawn from the counts before the next sweep
 	countsStale bool            // counts must be recomputed from z (after a cancelled sweep)
 	iter        int             // sweeps done
-	sweepers    []*sweepWorker
-	phiWorkers  []*phiWorker
+	// wordsAhead: long documents' MH steps draw their words ahead and
+	// prefetch what they will read (see mhDrawAhead), set where a column
+	// of K entries is longer than prefetchToken takes whole.
+	wordsAhead bool
+	sweepers   []*sweepWorker
+	phiWorkers []*phiWorker
 }
 
 // sweepWorker is the scratch space of one goroutine of a sweep.
@@ -123,6 +127,7 @@ func newMH(docStart []int, v, tokens int, words []int32, target Target, cfg Conf
 	m := &MH{
 		cfg: cfg, k: cfg.K, v: v, alpha: cfg.Alpha, beta: cfg.Beta,
 		docStart: docStart, z: make([]uint16, n), words: words, target: target, tokens: tokens,
+		wordsAhead: uintptr(cfg.K)*4 > maxWholeColumn, // 4 bytes: float32 of Φ, int32 of counts
 	}
 	propose := make([]bool, v)
 	if words != nil {

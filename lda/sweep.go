@@ -73,7 +73,7 @@ func (m *MH) sweepBlockLDA(sw *sweepWorker, blk int) {
 	cnt := sw.cnt[:k]
 	exactLen := m.cfg.ExactLen
 	end := m.docStart[m.blocks[blk+1]]
-	spread := uintptr(k)*unsafe.Sizeof(col[0]) > maxWholeColumn
+	spread := m.wordsAhead
 	for d := m.blocks[blk]; d < m.blocks[blk+1]; d++ {
 		s, e := m.docStart[d], m.docStart[d+1]
 		zd := m.z[s:e]
