@@ -467,8 +467,8 @@ func TestMHStationaryTarget(t *testing.T) {
 // the same topics, sweep by sweep, as with each step drawing its own, in
 // the collapsed burn-in and in the partially collapsed kernel. Only a slot
 // rejected by Lemire's method would make the chains part; at K = 200 that
-// has probability below 5·10⁻⁸ a draw, about 0.3% over this test's draws,
-// and with the fixed seed it either happens in every run or in none.
+// has probability below 5·10⁻⁸ a draw, about 0.2% over this test's 40,000
+// or so, and with the fixed seed it either happens in every run or in none.
 func TestWordsAheadSameChain(t *testing.T) {
 	t.Parallel()
 	const k, v = 200, 60

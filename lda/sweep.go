@@ -95,9 +95,9 @@ func (m *MH) sweepBlockLDA(sw *sweepWorker, blk int) {
 		last := len(zd) - 1
 		total := n + kAlpha
 		ah := m.aheadOf(s, end)
-		// The steps' words are drawn mhDrawAhead tokens ahead, into ring,
-		// and when the columns are too long for prefetchToken to take in
-		// whole, the lines the steps will read are prefetched from them
+		// When the columns are too long for prefetchToken to take in
+		// whole, the steps' words are drawn mhDrawAhead tokens ahead, into
+		// ring, and the lines the steps will read prefetched from them
 		// (see mhDrawAhead).
 		per := 3 * steps
 		ring := sw.mhRing(per)
