@@ -82,6 +82,8 @@ def clean(words):
 
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "/usr/share/doc/linux-doc-6.1/Documentation"
+    if not os.path.isdir(root):
+        sys.exit("kernel_docs.py: no directory %s (apt-get install linux-doc-6.1, or name the Documentation directory)" % root)
     out = sys.stdout
     files = []
     for d, subdirs, names in os.walk(root):
