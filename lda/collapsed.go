@@ -362,6 +362,11 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 	end := m.docStart[m.blocks[blk+1]]
 	steps := m.cfg.MHSteps
 	spread := m.wordsAhead
+	per := 3 * steps
+	var ring []uint64
+	if spread {
+		ring = sw.mhRing(per)
+	}
 	for d := m.blocks[blk]; d < m.blocks[blk+1]; d++ {
 		s, e := m.docStart[d], m.docStart[d+1]
 		zd := m.z[s:e]
@@ -382,8 +387,6 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 		ah := m.aheadOf(s, end)
 		// As in sweepBlockLDA, long columns have the steps' words drawn
 		// ahead and their reads prefetched (see mhDrawAhead).
-		per := 3 * steps
-		ring := sw.mhRing(per)
 		if spread {
 			for j := range min(mhDrawAhead, len(zd)) {
 				m.drawAheadCollapsed(sw, ring, per, zd, wd, j, total, n)
@@ -399,7 +402,10 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 					m.prefetchCollapsedProposals(sw, ring[(j&mhRingMask)*per:][:per], int(wd[j]))
 				}
 			}
-			r := ring[(i&mhRingMask)*per:][:per]
+			var r []uint64
+			if spread {
+				r = ring[(i&mhRingMask)*per:][:per]
+			}
 			cur := int(zd[i])
 			cnt[cur]--
 			base := int(w) * k

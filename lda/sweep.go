@@ -74,6 +74,11 @@ func (m *MH) sweepBlockLDA(sw *sweepWorker, blk int) {
 	exactLen := m.cfg.ExactLen
 	end := m.docStart[m.blocks[blk+1]]
 	spread := m.wordsAhead
+	per := 3 * steps
+	var ring []uint64
+	if spread {
+		ring = sw.mhRing(per)
+	}
 	for d := m.blocks[blk]; d < m.blocks[blk+1]; d++ {
 		s, e := m.docStart[d], m.docStart[d+1]
 		zd := m.z[s:e]
@@ -99,8 +104,6 @@ func (m *MH) sweepBlockLDA(sw *sweepWorker, blk int) {
 		// whole, the steps' words are drawn mhDrawAhead tokens ahead, into
 		// ring, and the lines the steps will read prefetched from them
 		// (see mhDrawAhead).
-		per := 3 * steps
-		ring := sw.mhRing(per)
 		if spread {
 			for j := range min(mhDrawAhead, len(zd)) {
 				m.drawAhead(src, ring, per, zd, wd, j, total, n)
@@ -123,7 +126,10 @@ func (m *MH) sweepBlockLDA(sw *sweepWorker, blk int) {
 			wt := words[w]
 			tw := sparse[int(w)/phiBlock][wt.off : wt.off+wt.n]
 			n64, lem, cut := uint64(wt.n), wt.lemK, wt.cut
-			r := ring[(i&mhRingMask)*per:][:per]
+			var r []uint64
+			if spread {
+				r = ring[(i&mhRingMask)*per:][:per]
+			}
 			for st := range steps {
 				// Word proposal: slot from the high half, coin from the
 				// low half. The proposal is ∝ φ_tw on the table's topics,
