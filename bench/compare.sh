@@ -64,7 +64,8 @@ print(json.dumps({"run": sys.argv[1], "cores": int(sys.argv[2]), "seconds": floa
 ft_train() { # ft_train FILE LABEL CORES ARGS...: trains with fedtopic and records the model
   local file=$out/$1 label=$2 cores=$3
   shift 3
-  "$ft" train --corpus "$out/train.jsonl" --tokenizer whitespace --min-df 2 --topics "$K" --seed "$SEED" "$@" --out "$file.model" > "$file.log" 2>&1
+  "$ft" train --corpus "$out/train.jsonl" --tokenizer whitespace --min-df 2 --topics "$K" --seed "$SEED" "$@" --out "$file.model" > "$file.log" 2>&1 ||
+    { cat "$file.log" >&2; exit 1; }
   record "$label" "$cores" "$(sed -n 's/.* iterations in \([0-9.]*\)s.*/\1/p' "$file.log")" "$file.model"
 }
 
@@ -72,7 +73,8 @@ py_train() { # py_train FILE LABEL CORES ARGS...: trains with compare_tools.py a
   local file=$out/$1 label=$2 cores=$3
   shift 3
   "$py" bench/compare_tools.py train --corpus "$out/train.jsonl" --vocab "$out/vocab.json" --topics "$K" \
-    --alpha "$alpha" --seed "$SEED" "$@" --out "$file.json" > "$file.log"
+    --alpha "$alpha" --seed "$SEED" "$@" --out "$file.json" > "$file.log" ||
+    { cat "$file.log" >&2; exit 1; }
   record "$label" "$cores" "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["seconds"])' "$file.log")" "$file.json"
 }
 

@@ -89,9 +89,8 @@ def fit_gensim(docs, vocab, a, multicore):
     else:
         m = LdaModel(**common)
     secs = time.perf_counter() - t0
-    a.version = "gensim " + gensim.__version__
     # get_topics: the rows of λ normalised, p(w|k) in id (vocabulary) order.
-    return m.get_topics(), secs
+    return m.get_topics(), secs, "gensim " + gensim.__version__
 
 
 def fit_sklearn(docs, vocab, a):
@@ -114,8 +113,8 @@ def fit_sklearn(docs, vocab, a):
     t0 = time.perf_counter()
     m.fit(x)
     secs = time.perf_counter() - t0
-    a.version = "scikit-learn " + sklearn.__version__
-    return m.components_ / m.components_.sum(axis=1, keepdims=True), secs
+    phi = m.components_ / m.components_.sum(axis=1, keepdims=True)
+    return phi, secs, "scikit-learn " + sklearn.__version__
 
 
 def train(a):
@@ -124,9 +123,9 @@ def train(a):
     index = {w: i for i, w in enumerate(vocab)}
     docs = read_docs(a.corpus, index)
     if a.tool == "sklearn":
-        phi, secs = fit_sklearn(docs, vocab, a)
+        phi, secs, version = fit_sklearn(docs, vocab, a)
     else:
-        phi, secs = fit_gensim(docs, vocab, a, a.tool == "gensim-multicore")
+        phi, secs, version = fit_gensim(docs, vocab, a, a.tool == "gensim-multicore")
     with open(a.out, "w", encoding="utf-8") as f:
         json.dump({
             "vocab": vocab,
@@ -136,7 +135,7 @@ def train(a):
         }, f)
     tokens = sum(len(d) for d in docs)
     print(json.dumps({
-        "tool": a.tool, "version": a.version, "topics": a.topics, "passes": a.passes, "iterations": a.iterations,
+        "tool": a.tool, "version": version, "topics": a.topics, "passes": a.passes, "iterations": a.iterations,
         "workers": a.workers, "seed": a.seed, "documents": len(docs), "tokens": tokens,
         "seconds": round(secs, 2),
     }))
