@@ -31,6 +31,7 @@ run this with the Python those packages belong to (/usr/bin/python3).
 
 import argparse
 import json
+from collections import Counter
 import re
 import sys
 import time
@@ -72,12 +73,7 @@ def fit_gensim(docs, vocab, a, multicore):
     d = Dictionary()
     d.token2id = {w: i for i, w in enumerate(vocab)}
     d.id2token = dict(enumerate(vocab))
-    bow = []
-    for ids in docs:
-        counts = {}
-        for i in ids:
-            counts[i] = counts.get(i, 0) + 1
-        bow.append(sorted(counts.items()))
+    bow = [sorted(Counter(ids).items()) for ids in docs]
     common = dict(
         corpus=bow, id2word=d, num_topics=a.topics, alpha=a.alpha, eta=a.beta,
         passes=a.passes, iterations=a.iterations, chunksize=a.chunksize,
