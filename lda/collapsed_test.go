@@ -2,6 +2,7 @@ package lda
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -19,10 +20,17 @@ import (
 // Counts couple all documents, so every chain is its own tiny corpus; chains
 // start from exact draws of p(z | w) and run a few sweeps, and the joint
 // frequencies are compared with p by a chi-square test at a false-failure
-// rate of 1e-6. The MH steps are those of documents longer than ExactLen
-// (here all, ExactLen −1); short documents are checked step by step in
-// TestCollapsedTokenExact.
+// rate of 1e-6 each. Every document is long (ExactLen −1), so its tokens
+// take the dense draw of denseToken, and in a second run, with denseLong
+// off, the MH steps that long documents take at larger K; short documents
+// are checked step by step in TestCollapsedTokenExact.
 func TestCollapsedStationary(t *testing.T) {
+	for _, dense := range []bool{true, false} {
+		t.Run(fmt.Sprintf("dense=%v", dense), func(t *testing.T) { testCollapsedStationary(t, dense) })
+	}
+}
+
+func testCollapsedStationary(t *testing.T, dense bool) {
 	p := collapsedPosterior()
 	const (
 		chains = 20_000
@@ -42,6 +50,10 @@ func TestCollapsedStationary(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if !m.denseLong {
+			t.Fatal("denseLong is off at K = 2")
+		}
+		m.denseLong = dense
 		s0 := drawState(r, p)
 		setState(m.z, s0)
 		m.recount()

@@ -32,3 +32,9 @@ func colMaxAVX512(col *float32, fac *float64, n int, out *[8]float64)
 //
 //go:noescape
 func colScaleAVX512(col *float32, fac *float64, n int, in float32, topics *uint16, parts *[8]float64) int
+
+// denseDrawAVX512 is denseDraw for n ≥ 1 entries, eight at a time, the
+// last group masked.
+//
+//go:noescape
+func denseDrawAVX512(col *int32, inv *float64, cnt *int32, n int, alpha, beta, unit float64, sums *float64) int

@@ -174,3 +174,101 @@ scaledone:
 	MOVQ    R9, ret+48(FP)
 	VZEROUPPER
 	RET
+
+// func denseDrawAVX512(col *int32, inv *float64, cnt *int32, n int, alpha, beta, unit float64, sums *float64) int
+//
+// Per group of eight entries: w = (float64(col)+β)·inv·(float64(cnt)+α);
+// w += w shifted up by 1, 2, then 4 lanes (zeros shifted in); w += carry,
+// the broadcast last sum of the group before; store. The last group loads
+// and stores only its n mod 8 entries. Then u = unit·total, the total
+// being the last sum stored (in a partial group the last lane adds its
+// entries in another order), and the result is the number of sums ≤ u.
+TEXT ·denseDrawAVX512(SB), NOSPLIT, $0-72
+	MOVQ         col+0(FP), SI
+	MOVQ         inv+8(FP), DX
+	MOVQ         cnt+16(FP), R8
+	MOVQ         n+24(FP), CX
+	VBROADCASTSD alpha+32(FP), Z31
+	VBROADCASTSD beta+40(FP), Z30
+	MOVQ         sums+56(FP), DI
+	MOVQ         CX, R9
+	SHRQ         $3, R9        // whole groups
+	MOVQ         CX, R10
+	ANDQ         $7, R10       // entries of the last, partial group
+	VPXORQ       Z29, Z29, Z29 // 0
+	VPXORQ       Z28, Z28, Z28 // carry
+	MOVQ         $7, AX
+	VPBROADCASTQ AX, Z27       // the index of the last lane
+	MOVQ         $0xff, AX
+	KMOVB        AX, K1        // all lanes
+
+cumloop:
+	CMPQ  CX, $8
+	JGE   cumgroup
+	TESTQ CX, CX
+	JZ    cumdone
+	MOVQ  $1, AX
+	SHLQ  CX, AX
+	DECQ  AX
+	KMOVB AX, K1               // the last group's lanes
+	MOVQ  $8, CX
+
+cumgroup:
+	VMOVDQU32.Z (SI), K1, Y0
+	VCVTDQ2PD   Y0, Z0
+	VADDPD      Z30, Z0, Z0
+	VMOVUPD.Z   (DX), K1, Z1
+	VMULPD      Z1, Z0, Z0
+	VMOVDQU32.Z (R8), K1, Y2
+	VCVTDQ2PD   Y2, Z2
+	VADDPD      Z31, Z2, Z2
+	VMULPD      Z2, Z0, Z0
+	VALIGNQ     $7, Z29, Z0, Z3
+	VADDPD      Z3, Z0, Z0
+	VALIGNQ     $6, Z29, Z0, Z3
+	VADDPD      Z3, Z0, Z0
+	VALIGNQ     $4, Z29, Z0, Z3
+	VADDPD      Z3, Z0, Z0
+	VADDPD      Z28, Z0, Z0
+	VPERMPD     Z0, Z27, Z28
+	VMOVUPD     Z0, K1, (DI)
+	ADDQ        $32, SI
+	ADDQ        $64, DX
+	ADDQ        $32, R8
+	ADDQ        $64, DI
+	SUBQ        $8, CX
+	JNZ         cumloop
+
+cumdone:
+	MOVQ         n+24(FP), CX
+	MOVQ         sums+56(FP), DI
+	VMOVSD       -8(DI)(CX*8), X4    // total, the last sum stored
+	VMULSD       unit+48(FP), X4, X4 // u = unit·total
+	VBROADCASTSD X4, Z5
+	XORQ         AX, AX
+	TESTQ        R9, R9
+	JZ           cmptail
+
+cmploop:
+	VMOVUPD (DI), Z6
+	VCMPPD  $2, Z5, Z6, K2   // sum ≤ u
+	KMOVB   K2, BX
+	POPCNTL BX, BX
+	ADDQ    BX, AX
+	ADDQ    $64, DI
+	DECQ    R9
+	JNZ     cmploop
+
+cmptail:
+	TESTQ     R10, R10
+	JZ        drawdone
+	VMOVUPD.Z (DI), K1, Z6
+	VCMPPD    $2, Z5, Z6, K1, K2
+	KMOVB     K2, BX
+	POPCNTL   BX, BX
+	ADDQ      BX, AX
+
+drawdone:
+	MOVQ AX, ret+64(FP)
+	VZEROUPPER
+	RET

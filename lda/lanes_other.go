@@ -17,3 +17,7 @@ func colMaxAVX512(col *float32, fac *float64, n int, out *[8]float64) {
 func colScaleAVX512(col *float32, fac *float64, n int, in float32, topics *uint16, parts *[8]float64) int {
 	panic("lda: colScaleAVX512 without amd64")
 }
+
+func denseDrawAVX512(col *int32, inv *float64, cnt *int32, n int, alpha, beta, unit float64, sums *float64) int {
+	panic("lda: denseDrawAVX512 without amd64")
+}

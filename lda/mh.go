@@ -48,6 +48,10 @@ type MH struct {
 	// prefetch what they will read (see mhDrawAhead), set where a column
 	// of K entries is longer than prefetchToken takes whole.
 	wordsAhead bool
+	// denseLong: the burn-in draws the tokens of long documents from
+	// their collapsed conditional over all K topics (denseToken) instead of
+	// taking MH steps, set where wordsAhead is not.
+	denseLong  bool
 	sweepers   []*sweepWorker
 	phiWorkers []*phiWorker
 }
@@ -61,7 +65,9 @@ type sweepWorker struct {
 	// ring holds the words of the MH steps drawn ahead in a long
 	// document (see mhDrawAhead).
 	ring []uint64
-	_    [parallel.CacheGap]byte
+	// dense holds the running sums of denseToken's conditional.
+	dense []uint64
+	_     [parallel.CacheGap]byte
 }
 
 // NewMH returns an MH chain for cfg.Model (LDA or SentenceLDA) on c, with
@@ -129,6 +135,7 @@ func newMH(docStart []int, v, tokens int, words []int32, target Target, cfg Conf
 		docStart: docStart, z: make([]uint16, n), words: words, target: target, tokens: tokens,
 		wordsAhead: uintptr(cfg.K)*4 > maxWholeColumn, // 4 bytes: float32 of Φ, int32 of counts
 	}
+	m.denseLong = !m.wordsAhead
 	propose := make([]bool, v)
 	if words != nil {
 		for _, w := range words {
