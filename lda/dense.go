@@ -29,25 +29,43 @@ func denseDraw(col []int32, inv []float64, cnt []int32, alpha, beta, unit float6
 	return firstAbove(sums[:k], unit*math.Float64frombits(sums[k-1]))
 }
 
-// denseCumGo is denseCum in Go.
+// denseCumGo writes denseDraw's running sums in Go: whole groups unrolled,
+// the last, partial one padded with zeros.
 func denseCumGo(col []int32, inv []float64, cnt []int32, alpha, beta float64, sums []uint64) {
 	var carry float64
-	for j := 0; j < len(col); j += 8 {
-		var x [8]float64
-		for l := range x {
-			if t := j + l; t < len(col) {
-				x[l] = (float64(col[t]) + beta) * inv[t] * (float64(cnt[t]) + alpha)
-			}
-		}
-		for _, s := range [...]int{1, 2, 4} {
-			for l := 7; l >= s; l-- {
-				x[l] += x[l-s]
-			}
-		}
-		for l := range x {
-			x[l] += carry
-			sums[j+l] = math.Float64bits(x[l])
-		}
-		carry = x[7]
+	k := len(col)
+	j := 0
+	for ; j+8 <= k; j += 8 {
+		c, v, n, out := col[j:j+8:j+8], inv[j:j+8:j+8], cnt[j:j+8:j+8], sums[j:j+8:j+8]
+		w := func(l int) float64 { return (float64(c[l]) + beta) * v[l] * (float64(n[l]) + alpha) }
+		carry = denseGroup(w(0), w(1), w(2), w(3), w(4), w(5), w(6), w(7), carry, out)
 	}
+	if j < k {
+		var x [8]float64
+		for l := range k - j {
+			x[l] = (float64(col[j+l]) + beta) * inv[j+l] * (float64(cnt[j+l]) + alpha)
+		}
+		denseGroup(x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], carry, sums[j:j+8])
+	}
+}
+
+// denseGroup writes to out the running sums of one group of eight weights
+// x0…x7, in denseDraw's order, after the running sum carry of the groups
+// before, and returns the last.
+func denseGroup(x0, x1, x2, x3, x4, x5, x6, x7, carry float64, out []uint64) float64 {
+	// Each lane adds the one 1, then 2, then 4 before it.
+	x7, x6, x5, x4, x3, x2, x1 = x7+x6, x6+x5, x5+x4, x4+x3, x3+x2, x2+x1, x1+x0
+	x7, x6, x5, x4, x3, x2 = x7+x5, x6+x4, x5+x3, x4+x2, x3+x1, x2+x0
+	x7, x6, x5, x4 = x7+x3, x6+x2, x5+x1, x4+x0
+	out = out[:8]
+	out[0] = math.Float64bits(x0 + carry)
+	out[1] = math.Float64bits(x1 + carry)
+	out[2] = math.Float64bits(x2 + carry)
+	out[3] = math.Float64bits(x3 + carry)
+	out[4] = math.Float64bits(x4 + carry)
+	out[5] = math.Float64bits(x5 + carry)
+	out[6] = math.Float64bits(x6 + carry)
+	x7 += carry
+	out[7] = math.Float64bits(x7)
+	return x7
 }

@@ -14,7 +14,7 @@ import (
 // and the same topic, for every K from 1 to 200, including columns whose
 // counts are all zero but one, and units at 0 and just below 1.
 func TestDenseDraw(t *testing.T) {
-	r := rng.Derive(1, "dense cum")
+	r := rng.Derive(1, "dense draw")
 	const alpha, beta = 0.1, 0.01
 	for k := 1; k <= 200; k++ {
 		for trial := range 3 {
