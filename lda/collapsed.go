@@ -748,9 +748,6 @@ func (m *MH) denseToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 	nw[cur]--
 	invCur := inv[cur]
 	inv[cur] = cw.invDown[cur]
-	if len(sw.dense) < k {
-		sw.dense = make([]uint64, (k+7)&^7)
-	}
 	t := denseDraw(nw, inv, cnt, m.alpha, m.beta, unit(sw.src.Uint64()), sw.dense)
 	nw[cur]++
 	inv[cur] = invCur

@@ -65,7 +65,8 @@ type sweepWorker struct {
 	// ring holds the words of the MH steps drawn ahead in a long
 	// document (see mhDrawAhead).
 	ring []uint64
-	// dense holds the running sums of denseToken's conditional.
+	// dense holds the running sums of denseToken's conditional, where
+	// the chain takes it (MH.denseLong, plain LDA).
 	dense []uint64
 	_     [parallel.CacheGap]byte
 }
@@ -162,7 +163,11 @@ func newMH(docStart []int, v, tokens int, words []int32, target Target, cfg Conf
 	m.phi = newPhi(m.k, v, propose, target != nil)
 	m.blocks = makeBlocks(docStart, cfg.BlockSize)
 	for range cfg.Workers {
-		m.sweepers = append(m.sweepers, &sweepWorker{src: chacha8.New([32]byte{}), cnt: parallel.Padded[int32](m.k), dt: docTopics{listed: parallel.Padded[uint8](m.k)}})
+		sw := &sweepWorker{src: chacha8.New([32]byte{}), cnt: parallel.Padded[int32](m.k), dt: docTopics{listed: parallel.Padded[uint8](m.k)}}
+		if m.denseLong && words != nil {
+			sw.dense = make([]uint64, (m.k+7)&^7)
+		}
+		m.sweepers = append(m.sweepers, sw)
 		m.phiWorkers = append(m.phiWorkers, newPhiWorker())
 	}
 	// Uniform initial topics, one stream per block. Drawing each token's
