@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/fedtopic/fedtopic/internal/alias"
+	"github.com/fedtopic/fedtopic/internal/hugepage"
 	"github.com/fedtopic/fedtopic/internal/parallel"
 	"github.com/fedtopic/fedtopic/internal/prefetch"
 	"github.com/fedtopic/fedtopic/internal/rng"
@@ -137,8 +138,9 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 			viewsAt: -1, invAlpha: 1 / m.alpha,
 		}
 		m.coll = cs
+		m.sparseArena()
 		for _, sw := range m.sweepers {
-			sw.col = &collapsedWorker{nkw: make([]int32, k*v), nk: parallel.Padded[int32](k), base: parallel.Padded[int32](k), inv: parallel.Padded[float64](k), invDown: parallel.Padded[float64](k)}
+			sw.col = &collapsedWorker{nkw: hugepage.Make[int32](k * v), nk: parallel.Padded[int32](k), base: parallel.Padded[int32](k), inv: parallel.Padded[float64](k), invDown: parallel.Padded[float64](k)}
 		}
 	}
 	copyViews := cs.viewsAt != m.iter
@@ -786,4 +788,30 @@ func (m *MH) move(cw *collapsedWorker, zd []uint16, i, base, s, t int) int {
 	cw.touched = append(cw.touched, int32(base+s), int32(base+t))
 	zd[i] = uint16(t)
 	return t
+}
+
+// sparseArena gives the burn-in's proposal tables of every word block their
+// room in one allocation of whole huge pages (see package hugepage), since a
+// token reads its word's table at a random place among all of them. A
+// word's table has one entry per topic with a count, so at most
+// min(K, n_w) for a word of n_w tokens: the arena takes at most 8 bytes per
+// token. The partially collapsed chain's tables (Phi.finishBlock) reuse the
+// blocks' room and grow out of it where they need more.
+func (m *MH) sparseArena() {
+	p, k := m.phi, m.k
+	nb := len(p.sparse)
+	bound := make([]int, nb+1)
+	for b := range nb {
+		n := 0
+		for w := b * phiBlock; w < min(m.v, (b+1)*phiBlock); w++ {
+			if p.propose[w] {
+				n += min(k, len(m.tokensOf(w)))
+			}
+		}
+		bound[b+1] = bound[b] + n
+	}
+	arena := hugepage.Make[sparseEntry](bound[nb])
+	for b := range nb {
+		p.sparse[b] = arena[bound[b]:bound[b]:bound[b+1]]
+	}
 }

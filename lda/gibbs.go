@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/fedtopic/fedtopic/corpus"
+	"github.com/fedtopic/fedtopic/internal/hugepage"
 	"github.com/fedtopic/fedtopic/internal/rng"
 	"github.com/fedtopic/fedtopic/topic"
 )
@@ -52,7 +53,7 @@ func NewGibbs(c *corpus.Corpus, cfg Config) (*Gibbs, error) {
 	}
 	g := &Gibbs{
 		cfg: cfg, k: cfg.K, v: c.V, words: c.Words, docStart: c.DocStart, tokens: c.NumTokens(),
-		nkw: make([]int32, cfg.K*c.V), nk: make([]int32, cfg.K),
+		nkw: hugepage.Make[int32](cfg.K * c.V), nk: make([]int32, cfg.K),
 		cnt: make([]int32, cfg.K), p: make([]float64, cfg.K),
 	}
 	if slda {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fedtopic/fedtopic/corpus"
 	"github.com/fedtopic/fedtopic/internal/chacha8"
+	"github.com/fedtopic/fedtopic/internal/hugepage"
 	"github.com/fedtopic/fedtopic/internal/parallel"
 	"github.com/fedtopic/fedtopic/internal/rng"
 	"github.com/fedtopic/fedtopic/topic"
@@ -142,7 +143,7 @@ func newMH(docStart []int, v, tokens int, words []int32, target Target, cfg Conf
 		for _, w := range words {
 			propose[w] = true
 		}
-		m.nkw = make([]int32, m.k*v)
+		m.nkw = hugepage.Make[int32](m.k * v)
 		m.wordStart, m.wordTok = wordTokens(words, v)
 		m.countCuts = tokenCuts(m.wordStart, countParts*cfg.Workers)
 	} else {
@@ -158,7 +159,7 @@ func newMH(docStart []int, v, tokens int, words []int32, target Target, cfg Conf
 				propose[w] = true
 			}
 		}
-		m.counts = &Counts{K: m.k, V: v, Data: make([]float64, m.k*v)}
+		m.counts = &Counts{K: m.k, V: v, Data: hugepage.Make[float64](m.k * v)}
 	}
 	m.phi = newPhi(m.k, v, propose, target != nil)
 	m.blocks = makeBlocks(docStart, cfg.BlockSize)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fedtopic/fedtopic/internal/alias"
 	"github.com/fedtopic/fedtopic/internal/chacha8"
+	"github.com/fedtopic/fedtopic/internal/hugepage"
 	"github.com/fedtopic/fedtopic/internal/parallel"
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
@@ -94,7 +95,7 @@ func newPhi(k, v int, propose []bool, needLog bool) *Phi {
 	nb := (v + phiBlock - 1) / phiBlock
 	p := &Phi{
 		K: k, V: v,
-		col:      make([]float32, k*v),
+		col:      hugepage.Make[float32](k * v),
 		words:    make([]wordTable, v),
 		sparse:   make([][]sparseEntry, nb),
 		invMass:  make([]float64, v),
@@ -103,7 +104,7 @@ func newPhi(k, v int, propose []bool, needLog bool) *Phi {
 		blockSum: make([]float64, nb*(k+sumGap)),
 	}
 	if needLog {
-		p.logRow = make([]float32, k*v)
+		p.logRow = hugepage.Make[float32](k * v)
 	}
 	return p
 }
