@@ -3,27 +3,32 @@ package hugepage
 import (
 	"bufio"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-// TestMakeAdvises checks, in /proc/self/smaps, that the whole huge pages of
-// a large slice are in a mapping advised for huge pages (VmFlags "hg").
+// TestMakeAdvises checks, in /proc/self/smaps, that the first and last
+// whole huge pages of a large slice are in mappings advised for huge pages
+// (VmFlags "hg"): the kernel splits a mapping where advice starts or ends,
+// so the pages between are advised too.
 func TestMakeAdvises(t *testing.T) {
 	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
 		t.Skip("this kernel has no transparent huge pages, so there is nothing to advise")
 	}
 	s := Make[float64](3 << 20) // 24 MiB: at least 11 whole huge pages
 	beg, end := alignedPart(s)
-	flags, ok := vmFlags(t, beg)
-	if !ok {
-		t.Fatalf("no mapping in /proc/self/smaps holds %#x", beg)
+	for _, addr := range []uintptr{beg, end - 1} {
+		flags, ok := vmFlags(t, addr)
+		if !ok {
+			t.Fatalf("no mapping in /proc/self/smaps holds %#x", addr)
+		}
+		if !strings.Contains(" "+flags+" ", " hg ") {
+			t.Errorf("the mapping holding %#x (of the advised %#x–%#x) has VmFlags %q, without hg (MADV_HUGEPAGE)", addr, beg, end, flags)
+		}
 	}
-	if !strings.Contains(" "+flags+" ", " hg ") {
-		t.Errorf("the mapping holding %#x–%#x has VmFlags %q, without hg (MADV_HUGEPAGE)", beg, end, flags)
-	}
-	s[0] = 1 // keep s alive until here
+	runtime.KeepAlive(s)
 }
 
 // vmFlags returns the VmFlags line of the mapping of /proc/self/smaps that
