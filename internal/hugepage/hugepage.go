@@ -15,7 +15,7 @@ func Make[T any](n int) []T {
 	s := make([]T, n)
 	var zero T
 	bytes := uintptr(n) * unsafe.Sizeof(zero)
-	if n == 0 || bytes < minAdvise {
+	if bytes < minAdvise {
 		return s
 	}
 	start := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
