@@ -88,8 +88,7 @@ type collapsedState struct {
 	invAlpha   float64       // 1/α
 	smooth     []alias.Entry // topic k with weight β/(G⁰_k + Vβ)
 	smoothLem  uint32
-	smoothMass float64   // Σ_k β/(G⁰_k + Vβ)
-	mass       []float64 // Σ_k G⁰_kw/(G⁰_k + Vβ) per word
+	smoothMass float64 // Σ_k β/(G⁰_k + Vβ)
 	// Per block: its moves, as pairs (from, to) of indices into nkw in the
 	// order made; its change of the topic totals; and a channel closed when
 	// both are written.
@@ -134,7 +133,7 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 	cs := m.coll
 	if cs == nil {
 		cs = &collapsedState{
-			nk: make([]int32, k), invNk: make([]float64, k), invNkDown: make([]float64, k), invNkUp: make([]float64, k), smooth: make([]alias.Entry, k), smoothLem: alias.LemireBound(k), mass: make([]float64, v),
+			nk: make([]int32, k), invNk: make([]float64, k), invNkDown: make([]float64, k), invNkUp: make([]float64, k), smooth: make([]alias.Entry, k), smoothLem: alias.LemireBound(k),
 			viewsAt: -1, invAlpha: 1 / m.alpha,
 		}
 		m.coll = cs
@@ -224,8 +223,9 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 			if mass > 0 {
 				sp = pw.alias.buildSparse(sp, topics, weights, mass)
 			}
-			p.words[w] = wordTable{off: uint32(off), n: uint32(len(topics)), lemK: alias.LemireBound(max(1, len(topics)))}
-			cs.mass[w] = mass
+			// The header holds the word part's mass Σ_k G⁰_kw/(G⁰_k + Vβ),
+			// which a token reads with the header it needs anyway.
+			p.words[w] = wordTable{off: uint32(off), n: uint32(len(topics)), lemK: alias.LemireBound(max(1, len(topics))), mass: mass}
 		}
 		p.sparse[b] = sp
 	})
@@ -380,6 +380,7 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 	if spread {
 		ring = sw.mhRing(per)
 	}
+	primed := false // the document's first reads were prefetched with the one before
 	for d := m.blocks[blk]; d < m.blocks[blk+1]; d++ {
 		s, e := m.docStart[d], m.docStart[d+1]
 		zd := m.z[s:e]
@@ -387,10 +388,17 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 		wd = wd[:len(zd)]
 		if len(zd) <= m.cfg.ExactLen {
 			sw.dt.count(zd, cnt)
-			m.collapsedDoc(sw, zd, wd, m.aheadOf(s, end))
+			ah := m.aheadOf(s, end)
+			if d+1 < m.blocks[blk+1] && m.docStart[d+2]-e <= m.cfg.ExactLen {
+				ne := m.docStart[d+2]
+				ah.nextW, ah.nextZ = m.words[e:ne], m.z[e:ne]
+			}
+			m.collapsedDoc(sw, zd, wd, ah, primed)
+			primed = ah.nextW != nil && len(zd) >= prefetchAhead/2
 			sw.dt.clear(cnt)
 			continue
 		}
+		primed = false
 		for _, t := range zd {
 			cnt[t]++
 		}
@@ -434,7 +442,7 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 			cnt[cur]--
 			base := int(w) * k
 			gw, nw := gkw[base:base+k], nkw[base:base+k]
-			mass := cs.mass[w]
+			mass := p.words[w].mass
 			// wCur returns (n_kw + β)/(n_k + Vβ) at cur with the token
 			// itself removed, wOther the same at another topic t, with the
 			// reciprocals that move keeps current.
@@ -511,7 +519,7 @@ func (m *MH) drawAheadCollapsed(sw *sweepWorker, ring []uint64, per int, zd []ui
 	wt := &p.words[w]
 	tw := p.sparse[w/phiBlock][wt.off : wt.off+wt.n]
 	view, glob := sw.col.nkw[w*k:(w+1)*k], m.nkw[w*k:(w+1)*k]
-	mass := cs.mass[w]
+	mass := p.words[w].mass
 	last := len(zd) - 1
 	for st := 0; st < per; st += 3 {
 		slot := unsafe.Pointer(wt)
@@ -536,7 +544,7 @@ func (m *MH) prefetchCollapsedProposals(sw *sweepWorker, r []uint64, w int) {
 	wt := &p.words[w]
 	tw := p.sparse[w/phiBlock][wt.off : wt.off+wt.n]
 	view, glob := sw.col.nkw[w*k:(w+1)*k], m.nkw[w*k:(w+1)*k]
-	mass := cs.mass[w]
+	mass := p.words[w].mass
 	for st := 0; st < len(r); st += 6 {
 		topic := func(st int) int {
 			y, x := r[st], r[st+1]
@@ -580,8 +588,10 @@ func (m *MH) prefetchCollapsedProposals(sw *sweepWorker, r []uint64, w int) {
 // a staleness of the same kind as AD-LDA's, which is why this kernel serves
 // as burn-in. The acceptance rate is close to 1 and the chain forms topics
 // as fast per sweep as collapsed Gibbs. ah holds the tokens ahead, to
-// prefetch.
-func (m *MH) collapsedDoc(sw *sweepWorker, zd []uint16, wd []int32, ah ahead) {
+// prefetch, and the next document of the block when it is short enough to
+// take this path; primed says the document before prefetched this one's
+// first reads.
+func (m *MH) collapsedDoc(sw *sweepWorker, zd []uint16, wd []int32, ah ahead, primed bool) {
 	cw := sw.col
 	// When a column is too long for prefetchCollapsed to take in whole
 	// (see columnSpan), each read of the document part at one of the
@@ -594,15 +604,21 @@ func (m *MH) collapsedDoc(sw *sweepWorker, zd []uint16, wd []int32, ah ahead) {
 	// proposed topic, was slower: 150-sweep chains on GCIDE's entries at
 	// K = 1000 took 63.4 and 64.7 s against 61.4 and 60.3 s.
 	spread := uintptr(m.k)*unsafe.Sizeof(cw.nkw[0]) > maxWholeColumn
-	if spread {
+	if spread && !primed {
 		for i := range min(prefetchAhead/2, len(wd)) {
 			cw.prefetchTopics(int(wd[i])*m.k, sw.dt.topics)
 		}
 	}
 	for i := range wd {
 		m.prefetchCollapsed(sw, ah, i)
-		if j := i + prefetchAhead/2; spread && j < len(wd) {
-			cw.prefetchTopics(int(wd[j])*m.k, sw.dt.topics)
+		if j := i + prefetchAhead/2; spread {
+			if j < len(wd) {
+				cw.prefetchTopics(int(wd[j])*m.k, sw.dt.topics)
+			} else if j -= len(wd); j < len(ah.nextW) {
+				// The next document's distinct topics are among its
+				// tokens' topics, which nothing changes before it.
+				cw.prefetchTopics(int(ah.nextW[j])*m.k, ah.nextZ)
+			}
 		}
 		m.collapsedToken(sw, zd, wd, i)
 	}
@@ -662,8 +678,8 @@ func (m *MH) prefetchCollapsed(sw *sweepWorker, ah ahead, i int) {
 	base := w * k
 	view, n := columnSpan(sw.col.nkw[base:base+k], t)
 	start, _ := columnSpan(m.nkw[base:base+k], t)
-	mass, hdr := unsafe.Pointer(&m.coll.mass[w]), unsafe.Pointer(&m.phi.words[w])
-	prefetch.Token(view, start, n, t0, t1, t2, mass, hdr, hdr)
+	hdr := unsafe.Pointer(&m.phi.words[w])
+	prefetch.Token(view, start, n, t0, t1, t2, hdr, hdr, hdr)
 }
 
 // collapsedToken makes the step of collapsedDoc for token i of the
@@ -701,7 +717,7 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 		dm += x * float64(cnt[t])
 		ps[j] = math.Float64bits(dm)
 	}
-	mass := cs.mass[w]
+	mass := p.words[w].mass
 	zs := mass + cs.smoothMass
 	u := unit(src.Uint64()) * (dm + alpha*zs)
 	t := cur
