@@ -656,13 +656,14 @@ const prefetchAhead = 4
 
 // prefetchCollapsed prefetches, while the collapsed kernel samples token i
 // of a document, the proposal table of the token prefetchAhead/2 positions
-// on and the columns of the view and of G⁰, the table mass and the table
-// header of the one prefetchAhead on (see ahead). Leaving out the table's
-// lines for the tokens of short documents, whose draws read the table only
-// when they fall in the word proposal's part, was tried and dropped: it
-// made 250-sweep chains on WordNet glosses (K = 50, min-df 2, one worker)
-// take 21.6–22.7 s against 18.2–19.5 s, and 150-sweep chains at K = 1000
-// on GCIDE's entries 69.3 and 72.2 s against 71.0 and 71.9 s.
+// on, and the columns of the view and of G⁰ and the table header (with
+// the word part's mass) of the one prefetchAhead on (see ahead). Leaving
+// out the table's lines for the tokens of short documents, whose draws
+// read the table only when they fall in the word proposal's part, was
+// tried and dropped: it made 250-sweep chains on WordNet glosses (K = 50,
+// min-df 2, one worker) take 21.6–22.7 s against 18.2–19.5 s, and
+// 150-sweep chains at K = 1000 on GCIDE's entries 69.3 and 72.2 s against
+// 71.0 and 71.9 s.
 func (m *MH) prefetchCollapsed(sw *sweepWorker, ah ahead, i int) {
 	if i >= len(ah.w) {
 		return

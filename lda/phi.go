@@ -84,7 +84,9 @@ type wordTable struct {
 	cut    float32 // topics with φ_kw ≥ cut (and > 0) are in the table
 
 	// The masses of the column in and out of the table, which the exact
-	// draw reads with the header (one cache line for the three):
+	// draw reads with the header (one cache line for the three). The
+	// burn-in's tables (prepareCollapsed) hold in mass their word part's
+	// Σ_k G⁰_kw/(G⁰_k + Vβ) and leave rest and cut zero.
 	mass float64 // Σ_{k in table} φ_kw (0 for a uniform table)
 	rest float64 // Σ_{k not in table} φ_kw, in the order of exactDoc's scan
 }
