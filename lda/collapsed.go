@@ -386,10 +386,10 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 		zd := m.z[s:e]
 		wd := m.words[s:e]
 		wd = wd[:len(zd)]
-		if len(zd) <= m.cfg.ExactLen {
+		if len(zd) <= m.shortLen {
 			sw.dt.count(zd, cnt)
 			ah := m.aheadOf(s, end)
-			if d+1 < m.blocks[blk+1] && m.docStart[d+2]-e <= m.cfg.ExactLen {
+			if d+1 < m.blocks[blk+1] && m.docStart[d+2]-e <= m.shortLen {
 				ne := m.docStart[d+2]
 				ah.nextW, ah.nextZ = m.words[e:ne], m.z[e:ne]
 			}
@@ -851,3 +851,20 @@ func (m *MH) prefetchView(sw *sweepWorker, ah ahead, i int) {
 		prefetch.Token(view, view, n, view, view, view, view, view, view)
 	}
 }
+
+// denseShortK is the largest K at which the burn-in draws every document
+// of more than K tokens exactly over all K topics (denseToken) instead of
+// only those longer than Config.ExactLen: such a document holds many of
+// the K topics, and collapsedToken's sum over them costs more than
+// denseToken's pass over all K, eight at a time. On the kernel's
+// documentation (min-df 2, one worker, 100 sweeps at K = 50) sections of
+// more than 256, 128, 64, 32 and 16 tokens taking the dense draw gave
+// 14.5–15.1, 13.3–13.4, 12.8–13.7, 12.6–13.5 and 13.8 s (two runs each);
+// at K = 150 (60 sweeps) more than 150 or 64 tokens instead of 256 was no
+// faster (12.5–13.2 s against 12.3–12.5 s), and at K = 100 the runs did
+// not separate from the host's noise. Whole 300-sweep chains with two
+// workers at K = 50 ran faster and reached a lower held-out perplexity:
+// 19.7–20.4 s against 20.1–22.0 s and 1,157 against 1,168 on the kernel's
+// documentation (seed 3), 29.0–31.3 s against 33.0–34.6 s and 3,615
+// against 3,641 on GCIDE's entries (seed 1).
+const denseShortK = 64

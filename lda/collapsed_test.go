@@ -258,7 +258,9 @@ func TestCollapsedWaves(t *testing.T) {
 	nkw1 := slices.Clone(m.nkw)
 	nkw0, _ := countsOfState(m, z0)
 	copy(m.nkw, nkw0)
-	sw := &sweepWorker{src: chacha8.New([32]byte{}), cnt: make([]int32, m.k), dt: docTopics{listed: make([]uint8, m.k)}}
+	// Documents of more than K tokens take the dense draw, the others
+	// collapsedDoc's proposal: the replays run both.
+	sw := &sweepWorker{src: chacha8.New([32]byte{}), cnt: make([]int32, m.k), dt: docTopics{listed: make([]uint8, m.k)}, dense: make([]uint64, (m.k+7)&^7)}
 	sw.col = &collapsedWorker{nk: make([]int32, m.k), inv: make([]float64, m.k), invDown: make([]float64, m.k)}
 	moved := 0
 	for b := range nb {
@@ -472,6 +474,33 @@ func TestCollapsedSwapSame(t *testing.T) {
 		want, _ := countsOfState(swapped, swapped.z)
 		if !slices.Equal(swapped.nkw, want) {
 			t.Errorf("%d workers: counts after swapping differ from a count of the topics", workers)
+		}
+	}
+}
+
+// TestShortLen checks which documents the burn-in gives collapsedDoc's
+// proposal: at most K tokens where K ≤ denseShortK (longer ones take the
+// dense draw), at most Config.ExactLen tokens above, and never more than
+// ExactLen.
+func TestShortLen(t *testing.T) {
+	c := randomCorpus("short len corpus", 10, 20, 5, 1)
+	for _, tc := range []struct{ k, exactLen, want int }{
+		{k: 2, want: 2},
+		{k: 50, want: 50},
+		{k: denseShortK, want: denseShortK},
+		{k: denseShortK + 1, want: DefaultExactLen},
+		{k: 160, want: DefaultExactLen},
+		{k: 1000, want: DefaultExactLen}, // no dense draw: columns too long to prefetch whole
+		{k: 50, exactLen: 20, want: 20},
+		{k: 50, exactLen: -1, want: 0},
+		{k: 1000, exactLen: 30, want: 30},
+	} {
+		m, err := NewMH(c, Config{K: tc.k, ExactLen: tc.exactLen, Workers: 1, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.shortLen != tc.want {
+			t.Errorf("K = %d, ExactLen = %d: short documents have at most %d tokens; want %d", tc.k, tc.exactLen, m.shortLen, tc.want)
 		}
 	}
 }

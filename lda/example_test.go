@@ -43,7 +43,7 @@ func ExampleTrain() {
 		fmt.Println("topic", k, "top words:", top)
 	}
 	// Output:
-	// topic 0 top words: [13 14 15 16 18]
-	// topic 1 top words: [0 1 5 7 8]
-	// topic 2 top words: [22 24 26 27 28]
+	// topic 0 top words: [0 1 5 7 8]
+	// topic 1 top words: [22 24 26 27 28]
+	// topic 2 top words: [13 14 15 16 18]
 }

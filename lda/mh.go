@@ -52,7 +52,10 @@ type MH struct {
 	// denseLong: the burn-in draws the tokens of long documents from
 	// their collapsed conditional over all K topics (denseToken) instead of
 	// taking MH steps, set where wordsAhead is not.
-	denseLong  bool
+	denseLong bool
+	// shortLen: the burn-in takes the near-exact proposal of collapsedDoc
+	// in documents of at most shortLen tokens (see denseShortK).
+	shortLen   int
 	sweepers   []*sweepWorker
 	phiWorkers []*phiWorker
 }
@@ -138,6 +141,10 @@ func newMH(docStart []int, v, tokens int, words []int32, target Target, cfg Conf
 		wordsAhead: uintptr(cfg.K)*4 > maxWholeColumn, // 4 bytes: float32 of Φ, int32 of counts
 	}
 	m.denseLong = !m.wordsAhead
+	m.shortLen = cfg.ExactLen
+	if m.denseLong && cfg.K <= denseShortK {
+		m.shortLen = min(cfg.ExactLen, cfg.K)
+	}
 	propose := make([]bool, v)
 	if words != nil {
 		for _, w := range words {
