@@ -568,7 +568,7 @@ func (m *MH) prefetchCollapsedProposals(sw *sweepWorker, r []uint64, w int) {
 }
 
 // collapsedDoc samples the tokens of one short document (at most
-// Config.ExactLen tokens; sw.cnt holds its topic counts and sw.dt its
+// MH.shortLen tokens; sw.cnt holds its topic counts and sw.dt its
 // distinct topics, see docTopics) with one independence
 // Metropolis–Hastings step per token whose proposal is nearly the collapsed
 // conditional π(k) = (C_dk^(−i) + α)·W(k), W(k) = (n_kw^(−i) + β)/(n_k^(−i) + Vβ):
