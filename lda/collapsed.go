@@ -388,11 +388,7 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 		wd = wd[:len(zd)]
 		if len(zd) <= m.shortLen {
 			sw.dt.count(zd, cnt)
-			ah := m.aheadOf(s, end)
-			if d+1 < m.blocks[blk+1] && m.docStart[d+2]-e <= m.shortLen {
-				ne := m.docStart[d+2]
-				ah.nextW, ah.nextZ = m.words[e:ne], m.z[e:ne]
-			}
+			ah := m.withNext(m.aheadOf(s, end), d, m.blocks[blk+1], m.shortLen)
 			m.collapsedDoc(sw, zd, wd, ah, primed)
 			primed = ah.nextW != nil && len(zd) >= prefetchAhead/2
 			sw.dt.clear(cnt)

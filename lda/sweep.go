@@ -85,11 +85,7 @@ func (m *MH) sweepBlockLDA(sw *sweepWorker, blk int) {
 		wd := m.words[s:e]
 		wd = wd[:len(zd)]
 		if len(zd) <= exactLen {
-			ah := m.aheadOf(s, end)
-			if d+1 < m.blocks[blk+1] && m.docStart[d+2]-e <= exactLen {
-				ne := m.docStart[d+2]
-				ah.nextW, ah.nextZ = m.words[e:ne], m.z[e:ne]
-			}
+			ah := m.withNext(m.aheadOf(s, end), d, m.blocks[blk+1], exactLen)
 			m.phi.exactDoc(src, zd, wd, alpha, ah, cnt, &sw.dt)
 			continue
 		}
@@ -557,6 +553,20 @@ func (m *MH) aheadOf(s, end int) ahead {
 		a.w = m.words[j:end]
 	}
 	return a
+}
+
+// withNext returns ah with the next document, d+1, when it is in the
+// block (which ends before document blockEnd) and has at most maxLen
+// tokens: the samplers prefetch its first reads while d's last tokens are
+// sampled.
+func (m *MH) withNext(ah ahead, d, blockEnd, maxLen int) ahead {
+	if d+1 < blockEnd {
+		e, ne := m.docStart[d+1], m.docStart[d+2]
+		if ne-e <= maxLen {
+			ah.nextW, ah.nextZ = m.words[e:ne], m.z[e:ne]
+		}
+	}
+	return ah
 }
 
 // prefetchToken prefetches, while token i of a document is sampled with Φ
