@@ -504,3 +504,43 @@ func TestShortLen(t *testing.T) {
 		}
 	}
 }
+
+// TestCollapsedOrderSame checks that the order in which the workers take a
+// wave's blocks changes nothing: three workers taking each wave's blocks in
+// a random order every sweep (through the timings the order follows) leave
+// the same topics and counts as one worker taking them in index order.
+func TestCollapsedOrderSame(t *testing.T) {
+	// 400 documents of up to 12 tokens in blocks of 20: about 130 blocks,
+	// 17 waves.
+	c := randomCorpus("collapsed order corpus", 300, 400, 12, 1)
+	run := func(workers int, shuffle bool) *MH {
+		m, err := NewMH(c, Config{K: 8, Sampler: SamplerADLDA, Workers: workers, BlockSize: 20, Seed: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(1, 2))
+		for range 5 {
+			if err := m.Run(context.Background(), 1, nil); err != nil {
+				t.Fatal(err)
+			}
+			if shuffle {
+				for b := range m.coll.took {
+					m.coll.took[b] = r.Int64()
+				}
+			} else {
+				clear(m.coll.took)
+			}
+		}
+		return m
+	}
+	want, got := run(1, false), run(3, true)
+	if !slices.IsSorted(want.coll.order) {
+		t.Fatalf("one worker with equal timings took the blocks out of order: %v", want.coll.order)
+	}
+	if slices.IsSorted(got.coll.order) {
+		t.Fatal("the shuffled timings left the blocks in index order")
+	}
+	if !slices.Equal(got.z, want.z) || !slices.Equal(got.nkw, want.nkw) {
+		t.Error("topics or counts differ when the waves' blocks are taken in another order")
+	}
+}
