@@ -1,13 +1,11 @@
 package lda
 
 import (
-	"cmp"
 	"context"
 	"math"
 	"runtime"
 	"slices"
 	"sync/atomic"
-	"time"
 	"unsafe"
 
 	"github.com/fedtopic/fedtopic/internal/alias"
@@ -98,11 +96,6 @@ type collapsedState struct {
 	deltaK   [][]int32
 	done     []chan struct{}
 	finished []atomic.Bool // set with done's closing, for waitBlock's spin
-	// order lists the blocks in the order the workers take them: wave by
-	// wave, each wave's longest first by took, the nanoseconds each block
-	// took to sample in the last sweep (see sweepCollapsed).
-	order []int
-	took  []int64
 	// viewsAt is the iteration whose start counts every worker's view
 	// holds, or −1: after a whole sweep the views have taken in every move,
 	// so the next iteration need not copy the counts into them.
@@ -249,20 +242,6 @@ func (m *MH) sweepCollapsed(ctx context.Context) error {
 		for b := range cs.deltaK {
 			cs.deltaK[b] = parallel.Padded[int32](m.k)
 		}
-		cs.order, cs.took = make([]int, nb), make([]int64, nb)
-		for b := range cs.order {
-			cs.order[b] = b
-		}
-	}
-	// Every block of a wave starts from the same counts and draws from its
-	// own stream, so the order in which a wave's blocks are taken changes
-	// nothing but when the wave ends: the workers wait there for its last
-	// block. Taking the longest first, as the last sweep timed them, ends
-	// the workers' last blocks of a wave close together.
-	for lo := 0; lo < nb; lo += collapsedWave {
-		slices.SortStableFunc(cs.order[lo:min(nb, lo+collapsedWave)], func(a, b int) int {
-			return cmp.Compare(cs.took[b], cs.took[a])
-		})
 	}
 	for b := range cs.done {
 		cs.done[b] = make(chan struct{})
@@ -272,13 +251,10 @@ func (m *MH) sweepCollapsed(ctx context.Context) error {
 		copy(sw.col.base, cs.nk)
 		sw.col.applied = 0
 	}
-	if err := parallel.Blocks(ctx, len(m.sweepers), nb, func(wi, i int) {
-		b := cs.order[i]
+	if err := parallel.Blocks(ctx, len(m.sweepers), nb, func(wi, b int) {
 		sw := m.sweepers[wi]
 		m.catchUp(sw.col, b-b%collapsedWave)
-		start := time.Now()
 		m.sweepBlockCollapsed(sw, b)
-		cs.took[b] = int64(time.Since(start))
 		cs.finished[b].Store(true)
 		close(cs.done[b])
 	}); err != nil {
@@ -321,9 +297,8 @@ func (m *MH) sweepCollapsed(ctx context.Context) error {
 
 // catchUp takes into cw's view and totals the moves of the blocks before
 // upto it does not hold yet, waiting for each to finish. A block waits only
-// for the blocks of earlier waves, which other workers took earlier (see
-// collapsedState.order) and finish whatever happens to ctx, so no wait is
-// endless.
+// for blocks before it, which other workers took earlier and finish
+// whatever happens to ctx, so no wait is endless.
 func (m *MH) catchUp(cw *collapsedWorker, upto int) {
 	cs := m.coll
 	for ; cw.applied < upto; cw.applied++ {
