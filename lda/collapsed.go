@@ -96,6 +96,9 @@ type collapsedState struct {
 	deltaK   [][]int32
 	done     []chan struct{}
 	finished []atomic.Bool // set with done's closing, for waitBlock's spin
+	// views holds every worker's view, a []*collapsedWorker[T] of the
+	// kernel's count type.
+	views any
 	// viewsAt is the iteration whose start counts every worker's view
 	// holds, or −1: after a whole sweep the views have taken in every move,
 	// so the next iteration need not copy the counts into them.
@@ -112,12 +115,46 @@ type collapsedState struct {
 // of BenchmarkCollapsed).
 const sparseScan = 8
 
+// viewCount is the type of the counts in the workers' views of the
+// collapsed kernel: uint16 where every word has fewer than 1<<16 tokens and
+// a word's column is too long to prefetch whole (MH.narrowViews), else
+// int32. A count of a word in one topic is at most the word's number of
+// tokens, so the narrow views hold the same counts and the chain makes the
+// same draws. At K = 1000 the near-exact proposal reads the view at every
+// topic of the document, each entry on its own cache line; a column of
+// uint16 takes half the lines, so reads at different topics share more of
+// them (on GCIDE's entries 8.4 lines a token instead of 10.1 after 150
+// sweeps), and a view takes half the memory. Whole 300-sweep chains at
+// K = 1000 (min-df 5, one worker, alternated with int32 views) ran 1.02,
+// 1.15 and 1.09 times as fast on WordNet's glosses, the kernel's
+// documentation and GCIDE's entries. At K = 50, where a column is a few
+// lines prefetched whole, uint16 made WordNet's chains slower (250 sweeps,
+// one worker: 18.9–19.4 s against 17.1–18.1 s), so narrow views are for
+// long columns only.
+type viewCount interface{ int32 | uint16 }
+
+// collapsedKernel is the collapsed kernel with views of counts of type T.
+type collapsedKernel[T viewCount] struct{ *MH }
+
+// copyCounts copies src into dst, converting each count.
+func copyCounts[D, S viewCount](dst []D, src []S) {
+	if unsafe.Sizeof(D(0)) == unsafe.Sizeof(S(0)) {
+		// The same type: viewCount's types differ in size.
+		copy(dst, unsafe.Slice((*D)(unsafe.Pointer(unsafe.SliceData(src))), len(src)))
+		return
+	}
+	dst = dst[:len(src)]
+	for i, c := range src {
+		dst[i] = D(c)
+	}
+}
+
 // collapsedWorker is the per-goroutine state of the collapsed kernel: the
 // view of the counts n = G_b + D of the block b being sampled, D its
 // changes (word-major like nkw, in one array so a token reads one column),
 // and the block's moves so far.
-type collapsedWorker struct {
-	nkw     []int32   // G_kw + D_kw
+type collapsedWorker[T viewCount] struct {
+	nkw     []T       // G_kw + D_kw
 	nk      []int32   // G_k + D_k
 	base    []int32   // G_k
 	applied int       // the view holds the moves of blocks [0, applied)
@@ -127,8 +164,26 @@ type collapsedWorker struct {
 	_       [parallel.CacheGap]byte
 }
 
-// prepareCollapsed builds the word-proposal tables from the current counts.
+// prepareCollapsed builds the word-proposal tables from the current counts,
+// and the workers' views of them where they do not hold them yet.
 func (m *MH) prepareCollapsed(ctx context.Context) error {
+	if m.narrowViews {
+		return collapsedKernel[uint16]{m}.prepare(ctx)
+	}
+	return collapsedKernel[int32]{m}.prepare(ctx)
+}
+
+// sweepCollapsed samples every token once with the collapsed kernel (see
+// collapsedKernel.sweep).
+func (m *MH) sweepCollapsed(ctx context.Context) error {
+	if m.narrowViews {
+		return collapsedKernel[uint16]{m}.sweep(ctx)
+	}
+	return collapsedKernel[int32]{m}.sweep(ctx)
+}
+
+// prepare builds the word-proposal tables from the current counts.
+func (m collapsedKernel[T]) prepare(ctx context.Context) error {
 	k, v := m.k, m.v
 	cs := m.coll
 	if cs == nil {
@@ -138,10 +193,13 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 		}
 		m.coll = cs
 		m.sparseArena()
-		for _, sw := range m.sweepers {
-			sw.col = &collapsedWorker{nkw: hugepage.Make[int32](k * v), nk: parallel.Padded[int32](k), base: parallel.Padded[int32](k), inv: parallel.Padded[float64](k), invDown: parallel.Padded[float64](k)}
+		views := make([]*collapsedWorker[T], len(m.sweepers))
+		for i := range views {
+			views[i] = &collapsedWorker[T]{nkw: hugepage.Make[T](k * v), nk: parallel.Padded[int32](k), base: parallel.Padded[int32](k), inv: parallel.Padded[float64](k), invDown: parallel.Padded[float64](k)}
 		}
+		cs.views = views
 	}
+	views := cs.views.([]*collapsedWorker[T])
 	copyViews := cs.viewsAt != m.iter
 	cs.viewsAt = -1
 	if copyViews {
@@ -152,7 +210,7 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 			}
 		}
 	} else {
-		copy(cs.nk, m.sweepers[0].col.base) // the totals of the views, and of nkw
+		copy(cs.nk, views[0].base) // the totals of the views, and of nkw
 	}
 	vb := float64(v) * m.beta
 	smooth := make([]float64, k)
@@ -173,8 +231,8 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 		// the last sweep left them there.
 		lo, hi := b*phiBlock*k, min(v, (b+1)*phiBlock)*k
 		if copyViews {
-			for _, sw := range m.sweepers {
-				copy(sw.col.nkw[lo:hi], m.nkw[lo:hi])
+			for _, cw := range views {
+				copyCounts(cw.nkw[lo:hi], m.nkw[lo:hi])
 			}
 		}
 		pw := m.phiWorkers[wi]
@@ -231,10 +289,10 @@ func (m *MH) prepareCollapsed(ctx context.Context) error {
 	})
 }
 
-// sweepCollapsed samples every token once with the collapsed kernel in
-// waves of collapsedWave blocks, and leaves the counts nkw and every
-// worker's view at the counts of the new topics.
-func (m *MH) sweepCollapsed(ctx context.Context) error {
+// sweep samples every token once with the collapsed kernel in waves of
+// collapsedWave blocks, and leaves the counts nkw and every worker's view
+// at the counts of the new topics.
+func (m collapsedKernel[T]) sweep(ctx context.Context) error {
 	nb := len(m.blocks) - 1
 	cs := m.coll
 	if len(cs.done) != nb {
@@ -247,14 +305,14 @@ func (m *MH) sweepCollapsed(ctx context.Context) error {
 		cs.done[b] = make(chan struct{})
 		cs.finished[b].Store(false)
 	}
-	for _, sw := range m.sweepers {
-		copy(sw.col.base, cs.nk)
-		sw.col.applied = 0
+	views := cs.views.([]*collapsedWorker[T])
+	for _, cw := range views {
+		copy(cw.base, cs.nk)
+		cw.applied = 0
 	}
 	if err := parallel.Blocks(ctx, len(m.sweepers), nb, func(wi, b int) {
-		sw := m.sweepers[wi]
-		m.catchUp(sw.col, b-b%collapsedWave)
-		m.sweepBlockCollapsed(sw, b)
+		m.catchUp(views[wi], b-b%collapsedWave)
+		m.sweepBlockCollapsed(m.sweepers[wi], views[wi], b)
 		cs.finished[b].Store(true)
 		close(cs.done[b])
 	}); err != nil {
@@ -268,26 +326,24 @@ func (m *MH) sweepCollapsed(ctx context.Context) error {
 		moves += len(mv) / 2
 	}
 	workers := len(m.sweepers)
-	// With few moves for the size of the counts, G⁰ takes worker 0's view
-	// and the view takes the old G⁰ with every move of the sweep made
-	// again, instead of a copy of the whole matrix.
-	swap := moves*moveCost < len(m.nkw)/workers
+	// With few moves for the size of the counts, G⁰ takes every move of
+	// the sweep, beside the views' catching up, instead of a copy of a
+	// whole view.
+	replay := moves*moveCost < len(m.nkw)/workers
 	_ = parallel.Blocks(bg, workers, workers, func(_, r int) {
-		cw := m.sweepers[r].col
-		m.catchUp(cw, nb)
-		if swap && r == 0 {
-			m.nkw, cw.nkw = cw.nkw, m.nkw
+		m.catchUp(views[r], nb)
+		if replay && r == 0 {
 			for _, mv := range cs.moves {
-				applyMoves(cw.nkw, mv, 1)
+				applyMoves(m.nkw, mv, 1)
 			}
 		}
 	})
-	if !swap {
-		view := m.sweepers[0].col
+	if !replay {
+		view := views[0]
 		const chunk = 1 << 16
 		_ = parallel.Blocks(bg, workers, (len(m.nkw)+chunk-1)/chunk, func(_, c int) {
 			lo, hi := c*chunk, min(len(m.nkw), (c+1)*chunk)
-			copy(m.nkw[lo:hi], view.nkw[lo:hi])
+			copyCounts(m.nkw[lo:hi], view.nkw[lo:hi])
 		})
 	}
 	m.countsStale = false
@@ -299,7 +355,7 @@ func (m *MH) sweepCollapsed(ctx context.Context) error {
 // upto it does not hold yet, waiting for each to finish. A block waits only
 // for blocks before it, which other workers took earlier and finish
 // whatever happens to ctx, so no wait is endless.
-func (m *MH) catchUp(cw *collapsedWorker, upto int) {
+func (m collapsedKernel[T]) catchUp(cw *collapsedWorker[T], upto int) {
 	cs := m.coll
 	for ; cw.applied < upto; cw.applied++ {
 		b := cw.applied
@@ -342,8 +398,10 @@ func (cs *collapsedState) waitBlock(b int) {
 const waitSpins = 1 << 17
 
 // applyMoves makes the moves mv, pairs (from, to) of indices into counts,
-// d times: d = 1 makes them, d = −1 undoes them.
-func applyMoves(counts, mv []int32, d int32) {
+// d times: d = 1 makes them, d = −1 undoes them. Undoing a block's moves in
+// the order made can take a count of uint16 below zero on the way; it
+// wraps around and comes back, so the result is exact.
+func applyMoves[T viewCount](counts []T, mv []int32, d T) {
 	for j := 0; j+1 < len(mv); j += 2 {
 		counts[mv[j]] -= d
 		counts[mv[j+1]] += d
@@ -354,10 +412,10 @@ func applyMoves(counts, mv []int32, d int32) {
 // kernel from the counts G_blk in the worker's view and totals, and leaves
 // the block's changes in m.coll.moves[blk] and m.coll.deltaK[blk], with the
 // view back at G_blk.
-func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
+func (m collapsedKernel[T]) sweepBlockCollapsed(sw *sweepWorker, cw *collapsedWorker[T], blk int) {
 	src := sw.src
 	src.Seed(rng.Key(m.cfg.Seed, "lda", "adlda", m.iter, blk))
-	cw, cs, p := sw.col, m.coll, m.phi
+	cs, p := m.coll, m.phi
 	k := m.k
 	alpha, beta := m.alpha, m.beta
 	vb := float64(m.v) * beta
@@ -389,7 +447,7 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 		if len(zd) <= m.shortLen {
 			sw.dt.count(zd, cnt)
 			ah := m.withNext(m.aheadOf(s, end), d, m.blocks[blk+1], m.shortLen)
-			m.collapsedDoc(sw, zd, wd, ah, primed)
+			m.collapsedDoc(sw, cw, zd, wd, ah, primed)
 			primed = ah.nextW != nil && len(zd) >= prefetchAhead/2
 			sw.dt.clear(cnt)
 			continue
@@ -401,8 +459,8 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 		if m.denseLong {
 			ah := m.aheadOf(s, end)
 			for i := range wd {
-				m.prefetchView(sw, ah, i)
-				m.denseToken(sw, zd, wd, i)
+				m.prefetchView(cw, ah, i)
+				m.denseToken(sw, cw, zd, wd, i)
 			}
 			for _, t := range zd {
 				cnt[t] = 0
@@ -417,17 +475,17 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 		// ahead and their reads prefetched (see mhDrawAhead).
 		if spread {
 			for j := range min(mhDrawAhead, len(zd)) {
-				m.drawAheadCollapsed(sw, ring, per, zd, wd, j, total, n)
+				m.drawAheadCollapsed(sw, cw, ring, per, zd, wd, j, total, n)
 			}
 		}
 		for i, w := range wd {
-			m.prefetchCollapsed(sw, ah, i)
+			m.prefetchCollapsed(cw, ah, i)
 			if spread {
 				if j := i + mhDrawAhead; j < len(zd) {
-					m.drawAheadCollapsed(sw, ring, per, zd, wd, j, total, n)
+					m.drawAheadCollapsed(sw, cw, ring, per, zd, wd, j, total, n)
 				}
 				if j := i + 1; j < len(zd) {
-					m.prefetchCollapsedProposals(sw, ring[(j&mhRingMask)*per:][:per], int(wd[j]))
+					m.prefetchCollapsedProposals(cw, ring[(j&mhRingMask)*per:][:per], int(wd[j]))
 				}
 			}
 			var r []uint64
@@ -491,7 +549,7 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 	}
 	// Undo the moves on the view, which returns to G_blk; catchUp applies
 	// them to every view in turn.
-	applyMoves(nkw, cw.touched, -1)
+	applyMoves(nkw, cw.touched, ^T(0)) // −1, modulo 1<<16 for uint16
 	cs.moves[blk], cw.touched = cw.touched, nil
 	for t, x := range nk {
 		cs.deltaK[blk][t] = x - cw.base[t]
@@ -504,7 +562,7 @@ func (m *MH) sweepBlockCollapsed(sw *sweepWorker, blk int) {
 // document proposal's word — and prefetches the proposal-table entries of
 // its word proposals that take the table and the view's and G⁰'s column
 // entries at its document proposals' topics.
-func (m *MH) drawAheadCollapsed(sw *sweepWorker, ring []uint64, per int, zd []uint16, wd []int32, j int, total, n float64) {
+func (m collapsedKernel[T]) drawAheadCollapsed(sw *sweepWorker, cw *collapsedWorker[T], ring []uint64, per int, zd []uint16, wd []int32, j int, total, n float64) {
 	r := ring[(j&mhRingMask)*per:][:per]
 	for i := range r {
 		r[i] = sw.src.Uint64()
@@ -514,7 +572,7 @@ func (m *MH) drawAheadCollapsed(sw *sweepWorker, ring []uint64, per int, zd []ui
 	w := int(wd[j])
 	wt := &p.words[w]
 	tw := p.sparse[w/phiBlock][wt.off : wt.off+wt.n]
-	view, glob := sw.col.nkw[w*k:(w+1)*k], m.nkw[w*k:(w+1)*k]
+	view, glob := cw.nkw[w*k:(w+1)*k], m.nkw[w*k:(w+1)*k]
 	mass := p.words[w].mass
 	last := len(zd) - 1
 	for st := 0; st < per; st += 3 {
@@ -534,12 +592,12 @@ func (m *MH) drawAheadCollapsed(sw *sweepWorker, ring []uint64, per int, zd []ui
 // prefetchCollapsedProposals prefetches, from the drawn words r of a token
 // of word w (see drawAheadCollapsed, which prefetched the table entries),
 // the view's and G⁰'s column entries at its word proposals' topics.
-func (m *MH) prefetchCollapsedProposals(sw *sweepWorker, r []uint64, w int) {
+func (m collapsedKernel[T]) prefetchCollapsedProposals(cw *collapsedWorker[T], r []uint64, w int) {
 	p, cs := m.phi, m.coll
 	k := m.k
 	wt := &p.words[w]
 	tw := p.sparse[w/phiBlock][wt.off : wt.off+wt.n]
-	view, glob := sw.col.nkw[w*k:(w+1)*k], m.nkw[w*k:(w+1)*k]
+	view, glob := cw.nkw[w*k:(w+1)*k], m.nkw[w*k:(w+1)*k]
 	mass := p.words[w].mass
 	for st := 0; st < len(r); st += 6 {
 		topic := func(st int) int {
@@ -587,8 +645,7 @@ func (m *MH) prefetchCollapsedProposals(sw *sweepWorker, r []uint64, w int) {
 // prefetch, and the next document of the block when it is short enough to
 // take this path; primed says the document before prefetched this one's
 // first reads.
-func (m *MH) collapsedDoc(sw *sweepWorker, zd []uint16, wd []int32, ah ahead, primed bool) {
-	cw := sw.col
+func (m collapsedKernel[T]) collapsedDoc(sw *sweepWorker, cw *collapsedWorker[T], zd []uint16, wd []int32, ah ahead, primed bool) {
 	// When a column is too long for prefetchCollapsed to take in whole
 	// (see columnSpan), each read of the document part at one of the
 	// document's topics would miss the caches: prefetch those entries of
@@ -606,7 +663,7 @@ func (m *MH) collapsedDoc(sw *sweepWorker, zd []uint16, wd []int32, ah ahead, pr
 		}
 	}
 	for i := range wd {
-		m.prefetchCollapsed(sw, ah, i)
+		m.prefetchCollapsed(cw, ah, i)
 		if j := i + prefetchAhead/2; spread {
 			if j < len(wd) {
 				cw.prefetchTopics(int(wd[j])*m.k, sw.dt.topics)
@@ -616,13 +673,13 @@ func (m *MH) collapsedDoc(sw *sweepWorker, zd []uint16, wd []int32, ah ahead, pr
 				cw.prefetchTopics(int(ah.nextW[j])*m.k, ah.nextZ)
 			}
 		}
-		m.collapsedToken(sw, zd, wd, i)
+		m.collapsedToken(sw, cw, zd, wd, i)
 	}
 }
 
 // prefetchTopics prefetches the entries of the view's column starting at
 // base at the topics ts, four lines a call.
-func (cw *collapsedWorker) prefetchTopics(base int, ts []uint16) {
+func (cw *collapsedWorker[T]) prefetchTopics(base int, ts []uint16) {
 	col := cw.nkw[base:]
 	at := func(t uint16) unsafe.Pointer { return unsafe.Pointer(&col[t]) }
 	for ; len(ts) >= 4; ts = ts[4:] {
@@ -660,7 +717,7 @@ const prefetchAhead = 4
 // min-df 2, one worker) take 21.6–22.7 s against 18.2–19.5 s, and
 // 150-sweep chains at K = 1000 on GCIDE's entries 69.3 and 72.2 s against
 // 71.0 and 71.9 s.
-func (m *MH) prefetchCollapsed(sw *sweepWorker, ah ahead, i int) {
+func (m collapsedKernel[T]) prefetchCollapsed(cw *collapsedWorker[T], ah ahead, i int) {
 	if i >= len(ah.w) {
 		return
 	}
@@ -673,7 +730,7 @@ func (m *MH) prefetchCollapsed(sw *sweepWorker, ah ahead, i int) {
 	k := m.k
 	w, t := int(ah.w[j]), int(ah.z[j])
 	base := w * k
-	view, n := columnSpan(sw.col.nkw[base:base+k], t)
+	view, n := columnSpan(cw.nkw[base:base+k], t)
 	start, _ := columnSpan(m.nkw[base:base+k], t)
 	hdr := unsafe.Pointer(&m.phi.words[w])
 	prefetch.Token(view, start, n, t0, t1, t2, hdr, hdr, hdr)
@@ -682,8 +739,8 @@ func (m *MH) prefetchCollapsed(sw *sweepWorker, ah ahead, i int) {
 // collapsedToken makes the step of collapsedDoc for token i of the
 // document; sw.cnt holds the document's topic counts with every token in,
 // sw.dt every topic with a count (docTopics).
-func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
-	src, cw, cs, p := sw.src, sw.col, m.coll, m.phi
+func (m collapsedKernel[T]) collapsedToken(sw *sweepWorker, cw *collapsedWorker[T], zd []uint16, wd []int32, i int) {
+	src, cs, p := sw.src, m.coll, m.phi
 	k := m.k
 	alpha, beta := m.alpha, m.beta
 	invNk, inv := cs.invNk[:k], cw.inv[:k]
@@ -762,8 +819,7 @@ func (m *MH) collapsedToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
 // documentation (K = 50, one worker) whole 250-sweep chains ran 1.12 times
 // as fast with it as with the steps, and took 1.10–1.19 times as long
 // without AVX-512 (denseDraw's Go loop).
-func (m *MH) denseToken(sw *sweepWorker, zd []uint16, wd []int32, i int) {
-	cw := sw.col
+func (m collapsedKernel[T]) denseToken(sw *sweepWorker, cw *collapsedWorker[T], zd []uint16, wd []int32, i int) {
 	k := m.k
 	cnt, inv := sw.cnt[:k], cw.inv[:k]
 	cur := int(zd[i])
@@ -796,7 +852,7 @@ func drawSmooth(src interface{ Uint64() uint64 }, cs *collapsedState) int {
 
 // move reassigns token i of the current document from topic s to t in the
 // block's view of the counts and returns t.
-func (m *MH) move(cw *collapsedWorker, zd []uint16, i, base, s, t int) int {
+func (m collapsedKernel[T]) move(cw *collapsedWorker[T], zd []uint16, i, base, s, t int) int {
 	cw.nkw[base+s]--
 	cw.nkw[base+t]++
 	cw.nk[s]--
@@ -840,10 +896,10 @@ func (m *MH) sparseArena() {
 // prefetchView prefetches, while denseToken draws token i of a long
 // document, the view's column of the token prefetchAhead/2 positions on:
 // the one read of the dense draw that misses the caches.
-func (m *MH) prefetchView(sw *sweepWorker, ah ahead, i int) {
+func (m collapsedKernel[T]) prefetchView(cw *collapsedWorker[T], ah ahead, i int) {
 	if j := i + prefetchAhead/2; j < len(ah.w) {
 		base := int(ah.w[j]) * m.k
-		view, n := columnSpan(sw.col.nkw[base:base+m.k], int(ah.z[j]))
+		view, n := columnSpan(cw.nkw[base:base+m.k], int(ah.z[j]))
 		prefetch.Token(view, view, n, view, view, view, view, view, view)
 	}
 }

@@ -162,11 +162,11 @@ func TestCollapsedTokenExact(t *testing.T) {
 		if err := m.prepareCollapsed(ctx); err != nil {
 			t.Fatal(err)
 		}
-		sw := m.sweepers[0]
+		sw, cw := m.sweepers[0], m.coll.views.([]*collapsedWorker[int32])[0]
 		sw.src.Seed(rng.Key(uint64(ch), "collapsed token"))
-		copy(sw.col.nk, m.coll.nk)
-		copy(sw.col.inv, m.coll.invNk)
-		copy(sw.col.invDown, m.coll.invNkDown)
+		copy(cw.nk, m.coll.nk)
+		copy(cw.inv, m.coll.invNk)
+		copy(cw.invDown, m.coll.invNkDown)
 		i := ch % n
 		d := 0
 		if i >= c.DocStart[1] {
@@ -174,7 +174,7 @@ func TestCollapsedTokenExact(t *testing.T) {
 		}
 		zd, wd := m.z[c.DocStart[d]:c.DocStart[d+1]], c.Words[c.DocStart[d]:c.DocStart[d+1]]
 		sw.dt.count(zd, sw.cnt)
-		m.collapsedToken(sw, zd, wd, i-c.DocStart[d])
+		collapsedKernel[int32]{m}.collapsedToken(sw, cw, zd, wd, i-c.DocStart[d])
 		s := stateOf(m.z)
 		if s != s0 {
 			moved++
@@ -230,13 +230,19 @@ func stateOf(z []uint16) int {
 // blocks of 30 tokens, draw differently). Then the counts and every
 // worker's view must hold the counts of the sweep's end, which the next
 // iteration starts from without copying them, and a Reinit must make it
-// copy again.
+// copy again. It runs with views of int32 counts and of uint16.
 func TestCollapsedWaves(t *testing.T) {
+	t.Run("int32", func(t *testing.T) { testCollapsedWaves[int32](t, false) })
+	t.Run("uint16", func(t *testing.T) { testCollapsedWaves[uint16](t, true) })
+}
+
+func testCollapsedWaves[T viewCount](t *testing.T, narrow bool) {
 	c := randomCorpus("collapsed waves corpus", 7, 400, 12, 1)
 	m, err := NewMH(c, Config{K: 4, Sampler: SamplerADLDA, Workers: 3, BlockSize: 30, Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
+	m.narrowViews = narrow
 	ctx := context.Background()
 	if err := m.Run(ctx, 2, nil); err != nil { // a state with structure
 		t.Fatal(err)
@@ -261,15 +267,19 @@ func TestCollapsedWaves(t *testing.T) {
 	// Documents of more than K tokens take the dense draw, the others
 	// collapsedDoc's proposal: the replays run both.
 	sw := &sweepWorker{src: chacha8.New([32]byte{}), cnt: make([]int32, m.k), dt: docTopics{listed: make([]uint8, m.k)}, dense: make([]uint64, (m.k+7)&^7)}
-	sw.col = &collapsedWorker{nk: make([]int32, m.k), inv: make([]float64, m.k), invDown: make([]float64, m.k)}
+	cw := &collapsedWorker[T]{nk: make([]int32, m.k), inv: make([]float64, m.k), invDown: make([]float64, m.k)}
+	kern := collapsedKernel[T]{m}
 	moved := 0
 	for b := range nb {
 		cut := m.docStart[m.blocks[b-b%collapsedWave]]
 		s, e := m.docStart[m.blocks[b]], m.docStart[m.blocks[b+1]]
 		mixed := append(append([]uint16(nil), z1[:cut]...), z0[cut:]...)
-		sw.col.nkw, sw.col.base = countsOfState(m, mixed)
+		var nkw []int32
+		nkw, cw.base = countsOfState(m, mixed)
+		cw.nkw = make([]T, len(nkw))
+		copyCounts(cw.nkw, nkw)
 		copy(m.z[s:e], z0[s:e])
-		m.sweepBlockCollapsed(sw, b)
+		kern.sweepBlockCollapsed(sw, cw, b)
 		if !slices.Equal(m.z[s:e], z1[s:e]) {
 			t.Errorf("block %d: replayed from the counts with blocks [0, %d) moved, it draws other topics than in the sweep", b, b-b%collapsedWave)
 		}
@@ -281,8 +291,9 @@ func TestCollapsedWaves(t *testing.T) {
 		t.Fatalf("only %d of %d blocks changed a topic; the replays would not see a wrong view", moved, nb)
 	}
 	want, wantK := countsOfState(m, z1)
-	for r, sw := range m.sweepers {
-		if !slices.Equal(sw.col.nkw, want) || !slices.Equal(sw.col.base, wantK) {
+	views, bases := viewsOf(m)
+	for r := range views {
+		if !slices.Equal(views[r], want) || !slices.Equal(bases[r], wantK) {
 			t.Errorf("view %d after the sweep differs from the counts of the sweep's end", r)
 		}
 	}
@@ -307,8 +318,9 @@ func TestCollapsedWaves(t *testing.T) {
 	if err := m.prepareCollapsed(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for r, sw := range m.sweepers {
-		if !slices.Equal(sw.col.nkw, m.nkw) {
+	views, _ = viewsOf(m)
+	for r, view := range views {
+		if !slices.Equal(view, m.nkw) {
 			t.Errorf("view %d after Reinit differs from the counts", r)
 		}
 	}
@@ -439,12 +451,12 @@ func TestCountLDA(t *testing.T) {
 	}
 }
 
-// TestCollapsedSwapSame checks that ending a sweep by swapping G⁰ with a
-// view and making the moves again (few moves for many counts) leaves the
-// chain where copying the view does: the same topics, counts and views
-// after every sweep, with one worker and with three.
-func TestCollapsedSwapSame(t *testing.T) {
-	c := randomCorpus("collapsed swap corpus", 300, 60, 12, 1)
+// TestCollapsedReplaySame checks that ending a sweep by making its moves on
+// G⁰ (few moves for many counts) leaves the chain where copying a view
+// does: the same topics, counts and views after every sweep, with one
+// worker and with three.
+func TestCollapsedReplaySame(t *testing.T) {
+	c := randomCorpus("collapsed replay corpus", 300, 60, 12, 1)
 	defer func(saved int) { moveCost = saved }(moveCost)
 	for _, workers := range []int{1, 3} {
 		run := func(cost int) *MH {
@@ -459,21 +471,22 @@ func TestCollapsedSwapSame(t *testing.T) {
 			return m
 		}
 		// K·V = 19,200 counts against at most 720 moves a sweep: the
-		// default cost swaps at the end of most sweeps (dropping a block's
-		// moves from the swap fails this test with one worker and with
-		// three), a huge one always copies.
-		swapped, copied := run(16), run(1<<40)
-		if !slices.Equal(swapped.z, copied.z) || !slices.Equal(swapped.nkw, copied.nkw) {
-			t.Errorf("%d workers: topics or counts differ between swapping and copying at a sweep's end", workers)
+		// default cost replays at the end of most sweeps (dropping a
+		// block's moves from the replay fails this test with one worker
+		// and with three), a huge one always copies.
+		replayed, copied := run(16), run(1<<40)
+		if !slices.Equal(replayed.z, copied.z) || !slices.Equal(replayed.nkw, copied.nkw) {
+			t.Errorf("%d workers: topics or counts differ between replaying and copying at a sweep's end", workers)
 		}
-		for i, sw := range swapped.sweepers {
-			if !slices.Equal(sw.col.nkw, swapped.nkw) {
-				t.Errorf("%d workers: worker %d's view is not the counts after swapping", workers, i)
+		views, _ := viewsOf(replayed)
+		for i, view := range views {
+			if !slices.Equal(view, replayed.nkw) {
+				t.Errorf("%d workers: worker %d's view is not the counts after replaying", workers, i)
 			}
 		}
-		want, _ := countsOfState(swapped, swapped.z)
-		if !slices.Equal(swapped.nkw, want) {
-			t.Errorf("%d workers: counts after swapping differ from a count of the topics", workers)
+		want, _ := countsOfState(replayed, replayed.z)
+		if !slices.Equal(replayed.nkw, want) {
+			t.Errorf("%d workers: counts after replaying differ from a count of the topics", workers)
 		}
 	}
 }
@@ -502,5 +515,84 @@ func TestShortLen(t *testing.T) {
 		if m.shortLen != tc.want {
 			t.Errorf("K = %d, ExactLen = %d: short documents have at most %d tokens; want %d", tc.k, tc.exactLen, m.shortLen, tc.want)
 		}
+	}
+}
+
+// viewsOf returns the collapsed kernel's views of the counts and their
+// totals, as int32.
+func viewsOf(m *MH) (nkw, base [][]int32) {
+	add := func(view []int32, b []int32) {
+		nkw, base = append(nkw, view), append(base, slices.Clone(b))
+	}
+	switch views := m.coll.views.(type) {
+	case []*collapsedWorker[int32]:
+		for _, cw := range views {
+			add(slices.Clone(cw.nkw), cw.base)
+		}
+	case []*collapsedWorker[uint16]:
+		for _, cw := range views {
+			view := make([]int32, len(cw.nkw))
+			copyCounts(view, cw.nkw)
+			add(view, cw.base)
+		}
+	}
+	return nkw, base
+}
+
+// TestNarrowViews checks that views of uint16 counts make the chain views
+// of int32 make — the same topics and counts after every sweep, on the
+// paths of short documents and long ones, at K = 4 (long documents take
+// the dense draw) and K = 200 (their columns are spread: MH steps), with
+// one worker and with three — and where NewMH chooses them.
+func TestNarrowViews(t *testing.T) {
+	c := randomCorpus("narrow views corpus", 150, 300, 40, 2)
+	for _, k := range []int{4, 200} {
+		for _, workers := range []int{1, 3} {
+			run := func(narrow bool) *MH {
+				m, err := NewMH(c, Config{K: k, Sampler: SamplerADLDA, Workers: workers, BlockSize: 50, ExactLen: 12, Seed: 5})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := k == 200; m.narrowViews != want {
+					t.Fatalf("K = %d: narrow views %v; want %v", k, m.narrowViews, want)
+				}
+				m.narrowViews = narrow
+				if err := m.Run(context.Background(), 4, nil); err != nil {
+					t.Fatal(err)
+				}
+				return m
+			}
+			narrow, wide := run(true), run(false)
+			if !slices.Equal(narrow.z, wide.z) || !slices.Equal(narrow.nkw, wide.nkw) {
+				t.Errorf("K = %d, %d workers: topics or counts differ between views of uint16 and of int32", k, workers)
+			}
+			want, _ := countsOfState(narrow, narrow.z)
+			views, _ := viewsOf(narrow)
+			if len(views) != workers {
+				t.Fatalf("K = %d: %d narrow views; want %d", k, len(views), workers)
+			}
+			for i, view := range views {
+				if !slices.Equal(view, want) || !slices.Equal(narrow.nkw, want) {
+					t.Errorf("K = %d, %d workers: worker %d's view or the counts differ from a count of the topics", k, workers, i)
+				}
+			}
+		}
+	}
+	// A word of 1<<16 tokens could count 1<<16 in one topic: int32 views.
+	big := &corpus.Corpus{DocStart: []int{0, 1 << 15, 1 << 16}, Words: make([]int32, 1<<16), V: 1}
+	m, err := NewMH(big, Config{K: 200, Sampler: SamplerADLDA, Workers: 1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.narrowViews {
+		t.Error("a word of 1<<16 tokens: narrow views; want int32")
+	}
+	big.Words = big.Words[:1<<16-1]
+	big.DocStart[2] = 1<<16 - 1
+	if m, err = NewMH(big, Config{K: 200, Sampler: SamplerADLDA, Workers: 1, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if !m.narrowViews {
+		t.Error("a word of 1<<16 − 1 tokens: int32 views; want uint16")
 	}
 }

@@ -19,11 +19,12 @@ import (
 // handful of vector operations; the Go loop adds in the same order and
 // gives the same bits and the same topic. inv and cnt need at least K
 // entries, sums ⌈K/8⌉·8.
-func denseDraw(col []int32, inv []float64, cnt []int32, alpha, beta, unit float64, sums []uint64) int {
+func denseDraw[T viewCount](col []T, inv []float64, cnt []int32, alpha, beta, unit float64, sums []uint64) int {
 	k := len(col)
 	inv, cnt, sums = inv[:k], cnt[:k], sums[:(k+7)&^7]
-	if useLanesAVX512 {
-		return denseDrawAVX512(&col[0], &inv[0], &cnt[0], k, alpha, beta, unit, (*float64)(unsafe.Pointer(&sums[0])))
+	if useLanesAVX512 && unsafe.Sizeof(col[0]) == 4 {
+		// T is int32, the one type of viewCount of 4 bytes.
+		return denseDrawAVX512((*int32)(unsafe.Pointer(&col[0])), &inv[0], &cnt[0], k, alpha, beta, unit, (*float64)(unsafe.Pointer(&sums[0])))
 	}
 	denseCumGo(col, inv, cnt, alpha, beta, sums)
 	return firstAbove(sums[:k], unit*math.Float64frombits(sums[k-1]))
@@ -31,7 +32,7 @@ func denseDraw(col []int32, inv []float64, cnt []int32, alpha, beta, unit float6
 
 // denseCumGo writes denseDraw's running sums in Go: whole groups unrolled,
 // the last, partial one padded with zeros.
-func denseCumGo(col []int32, inv []float64, cnt []int32, alpha, beta float64, sums []uint64) {
+func denseCumGo[T viewCount](col []T, inv []float64, cnt []int32, alpha, beta float64, sums []uint64) {
 	var carry float64
 	k := len(col)
 	j := 0

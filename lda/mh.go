@@ -55,17 +55,19 @@ type MH struct {
 	denseLong bool
 	// shortLen: the burn-in takes the near-exact proposal of collapsedDoc
 	// in documents of at most shortLen tokens (see denseShortK).
-	shortLen   int
-	sweepers   []*sweepWorker
-	phiWorkers []*phiWorker
+	shortLen int
+	// narrowViews: the burn-in's views of the counts hold uint16 (see
+	// viewCount).
+	narrowViews bool
+	sweepers    []*sweepWorker
+	phiWorkers  []*phiWorker
 }
 
 // sweepWorker is the scratch space of one goroutine of a sweep.
 type sweepWorker struct {
 	src *chacha8.Stream
-	cnt []int32          // C_d· of the document being sampled
-	dt  docTopics        // the distinct topics of a short document
-	col *collapsedWorker // collapsed kernel state, allocated on first use
+	cnt []int32   // C_d· of the document being sampled
+	dt  docTopics // the distinct topics of a short document
 	// ring holds the words of the MH steps drawn ahead in a long
 	// document (see mhDrawAhead).
 	ring []uint64
@@ -152,6 +154,7 @@ func newMH(docStart []int, v, tokens int, words []int32, target Target, cfg Conf
 		}
 		m.nkw = hugepage.Make[int32](m.k * v)
 		m.wordStart, m.wordTok = wordTokens(words, v)
+		m.narrowViews = m.wordsAhead && maxRun(m.wordStart) < 1<<16
 		m.countCuts = tokenCuts(m.wordStart, countParts*cfg.Workers)
 	} else {
 		for i := 0; i < n; i++ {
@@ -318,9 +321,6 @@ func (m *MH) step(ctx context.Context) error {
 		if !m.collapsedNext() {
 			// Burn-in is over: release the per-worker count copies.
 			m.coll = nil
-			for _, sw := range m.sweepers {
-				sw.col = nil
-			}
 		}
 		return nil
 	}
@@ -470,6 +470,15 @@ func wordTokens(words []int32, v int) (start, tok []int32) {
 		next[w]++
 	}
 	return start, tok
+}
+
+// maxRun returns the most tokens of one word, from wordTokens' start.
+func maxRun(start []int32) int {
+	n := int32(0)
+	for w := 1; w < len(start); w++ {
+		n = max(n, start[w]-start[w-1])
+	}
+	return int(n)
 }
 
 // tokenCuts cuts the words into at most parts ranges [cuts[r], cuts[r+1])

@@ -175,7 +175,7 @@ const maxWholeColumn = 640
 // columnSpan returns the part of a word's column of K counts or
 // probabilities to prefetch for a token at topic t: all of it when it spans
 // at most maxWholeColumn bytes, else the entry at t.
-func columnSpan[T int32 | float32](col []T, t int) (unsafe.Pointer, uintptr) {
+func columnSpan[T int32 | uint16 | float32](col []T, t int) (unsafe.Pointer, uintptr) {
 	if n := uintptr(len(col)) * unsafe.Sizeof(col[0]); n <= maxWholeColumn {
 		return unsafe.Pointer(&col[0]), n
 	}
