@@ -121,10 +121,12 @@ const sparseScan = 8
 // int32. A count of a word in one topic is at most the word's number of
 // tokens, so the narrow views hold the same counts and the chain makes the
 // same draws. At K = 1000 the near-exact proposal reads the view at every
-// topic of the document, each entry on its own cache line; a column of
-// uint16 takes half the lines, so reads at different topics share more of
-// them (on GCIDE's entries 8.4 lines a token instead of 10.1 after 150
-// sweeps), and a view takes half the memory. Whole 300-sweep chains at
+// topic of the document, nearly each entry on a cache line of its own; a
+// column of uint16 takes half the lines, so reads at different topics
+// share a few more of them (on GCIDE's entries after 100 sweeps a token's
+// 10.4 document topics lay on 8.3 lines of uint16 against 9.1 of int32),
+// and a view takes half the memory, so more of it stays in the caches.
+// Whole 300-sweep chains at
 // K = 1000 (min-df 5, one worker, alternated with int32 views) ran 1.02,
 // 1.15 and 1.09 times as fast on WordNet's glosses, the kernel's
 // documentation and GCIDE's entries. At K = 50, where a column is a few
