@@ -78,7 +78,7 @@ py_train() { # py_train FILE LABEL CORES ARGS...: trains with compare_tools.py a
   record "$label" "$cores" "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["seconds"])' "$file.log")" "$file.json"
 }
 
-ft_train gibbs "fedtopic collapsed Gibbs, $GIBBS_ITERS sweeps" 1 --sampler gibbs --iterations "$GIBBS_ITERS" --workers 1
+ft_train gibbs "fedtopic collapsed Gibbs, $GIBBS_ITERS sweeps" 1 --sampler gibbs --iterations "$GIBBS_ITERS" --average 1 --workers 1
 for it in $MH_ITERS; do
   ft_train "mh$it" "fedtopic default sampler (mh), $it sweeps" 2 --sampler mh --iterations "$it" --workers 2
 done

@@ -210,7 +210,19 @@ func (g *Gibbs) TopicWordCounts() []float64 {
 // Model returns the posterior-mean estimate φ_kw = (C_kw + β)/(C_k + Vβ)
 // with α, β and provenance filled in and Vocab left nil.
 func (g *Gibbs) Model() *topic.Model {
-	return posteriorModel(g.TopicWordCounts(), g.k, g.v, g.cfg, g.iter)
+	return g.modelOf(posteriorPhi(g.nkw, g.k, g.v, 1, g.cfg.Beta), 1)
+}
+
+// addState adds the posterior mean of Φ given the current counts to ps.
+func (g *Gibbs) addState(ps *posteriorSum) { addState(ps, g.nkw, 1) }
+
+// dims returns K and V.
+func (g *Gibbs) dims() (k, v int) { return g.k, g.v }
+
+// modelOf returns the model of phi, an average over the chain's last
+// average states.
+func (g *Gibbs) modelOf(phi []float64, average int) *topic.Model {
+	return newModel(phi, g.k, g.v, g.cfg, g.iter, average)
 }
 
 // LogLikelihood returns the collapsed joint log-likelihood log p(w, z).

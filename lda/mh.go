@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/fedtopic/fedtopic/corpus"
 	"github.com/fedtopic/fedtopic/internal/chacha8"
@@ -632,30 +633,157 @@ func docTopicCounts(z []uint16, k int) []int32 {
 // φ_kw = (C_kw + β)/(C_k + Vβ), with α, β and provenance filled in and
 // Vocab left nil for the caller.
 func (m *MH) Model() *topic.Model {
-	return posteriorModel(m.TopicWordCounts(), m.k, m.v, m.cfg, m.iter)
+	var phi []float64
+	switch {
+	case m.tokenBurn != nil:
+		// A SentenceLDA chain in its burn-in: the topics are its tokens'.
+		return m.modelOf(m.tokenBurn.Model().Phi, 1)
+	case m.countsStale:
+		m.recount()
+	}
+	if m.words != nil {
+		phi = posteriorPhi(m.nkw, m.k, m.v, m.cfg.Workers, m.cfg.Beta)
+	} else {
+		phi = posteriorPhi(m.counts.Data, m.k, m.v, m.cfg.Workers, m.cfg.Beta)
+	}
+	return m.modelOf(phi, 1)
 }
 
-// posteriorModel turns row-major counts into a topic.Model.
-func posteriorModel(c []float64, k, v int, cfg Config, iter int) *topic.Model {
+// addState adds the posterior mean of Φ given the current counts to ps.
+func (m *MH) addState(ps *posteriorSum) {
+	if m.tokenBurn != nil {
+		m.tokenBurn.addState(ps)
+		return
+	}
+	if m.countsStale {
+		m.recount()
+	}
+	if m.words != nil {
+		addState(ps, m.nkw, m.cfg.Workers)
+	} else {
+		addState(ps, m.counts.Data, m.cfg.Workers)
+	}
+}
+
+// dims returns K and V.
+func (m *MH) dims() (k, v int) { return m.k, m.v }
+
+// modelOf returns the model of phi, an average over the chain's last
+// average states.
+func (m *MH) modelOf(phi []float64, average int) *topic.Model {
+	return newModel(phi, m.k, m.v, m.cfg, m.iter, average)
+}
+
+// posteriorPhi returns φ_kw = (C_kw + β)/(C_k + Vβ) at phi[k·V + w]
+// (row-major K×V) for the counts C_kw = cols[w·K + k] (a column per word),
+// on workers goroutines. It takes the words eight at a time, so that each
+// line of phi it writes, eight words of one topic, is written whole while
+// in the cache: word by word, at K = 1000 each word's entries lie on K
+// lines of their own.
+func posteriorPhi[C int32 | float64](cols []C, k, v, workers int, beta float64) []float64 {
+	inv := topicSums(cols, k, v)
+	vb := float64(v) * beta
+	for t, n := range inv {
+		inv[t] = 1 / (n + vb)
+	}
 	phi := make([]float64, k*v)
-	vb := float64(v) * cfg.Beta
-	for t := 0; t < k; t++ {
-		row := c[t*v : (t+1)*v]
-		var n float64
-		for _, x := range row {
-			n += x
-		}
-		inv := 1 / (n + vb)
-		for w, x := range row {
-			phi[t*v+w] = (x + cfg.Beta) * inv
+	transposeWords(phi, k, v, workers, func(w, t int) float64 {
+		return (float64(cols[w*k+t]) + beta) * inv[t]
+	})
+	return phi
+}
+
+// topicSums returns C_k = Σ_w cols[w·K + k].
+func topicSums[C int32 | float64](cols []C, k, v int) []float64 {
+	nk := make([]float64, k)
+	for w := range v {
+		for t, c := range cols[w*k : (w+1)*k] {
+			nk[t] += float64(c)
 		}
 	}
+	return nk
+}
+
+// transposeWords sets phi[t·V + w] = f(w, t) for every topic t and word w,
+// eight words at a time (see posteriorPhi), in blocks of words spread over
+// workers goroutines.
+func transposeWords(phi []float64, k, v, workers int, f func(w, t int) float64) {
+	const words = 8 // a cache line of float64
+	const block = 64 * words
+	_ = parallel.Blocks(context.Background(), workers, (v+block-1)/block, func(_, b int) {
+		for w0 := b * block; w0 < min(v, (b+1)*block); w0 += words {
+			w1 := min(v, w0+words)
+			for t := range k {
+				row := phi[t*v+w0 : t*v+w1]
+				for j := range row {
+					row[j] = f(w0+j, t)
+				}
+			}
+		}
+	})
+}
+
+// posteriorSum accumulates the posterior means of Φ of several states,
+// Σ_s (C_kw^(s) + β)/(C_k^(s) + Vβ), as Σ_s C_kw^(s)/(C_k^(s) + Vβ) at
+// acc[w·K + k], the counts' own layout, so that adding a state streams
+// through both in order, and β·Σ_s 1/(C_k^(s) + Vβ).
+type posteriorSum struct {
+	k, v   int
+	beta   float64
+	states int
+	acc    []float64
+	invSum []float64
+}
+
+func newPosteriorSum(k, v int, beta float64) *posteriorSum {
+	return &posteriorSum{k: k, v: v, beta: beta, acc: make([]float64, k*v), invSum: make([]float64, k)}
+}
+
+// addState adds the state of counts cols[w·K + k] to ps, on workers
+// goroutines.
+func addState[C int32 | float64](ps *posteriorSum, cols []C, workers int) {
+	k, v := ps.k, ps.v
+	inv := topicSums(cols, k, v)
+	vb := float64(v) * ps.beta
+	for t, n := range inv {
+		inv[t] = 1 / (n + vb)
+		ps.invSum[t] += inv[t]
+	}
+	const block = 512 // words
+	_ = parallel.Blocks(context.Background(), workers, (v+block-1)/block, func(_, b int) {
+		lo, hi := b*block*k, min(v, (b+1)*block)*k
+		acc, cs := ps.acc[lo:hi], cols[lo:hi]
+		for i := 0; i < len(acc); i += k {
+			a, c := acc[i:i+k], cs[i:i+k]
+			for t, x := range inv {
+				a[t] += float64(c[t]) * x
+			}
+		}
+	})
+	ps.states++
+}
+
+// phi returns the mean of the states' posterior means, row-major K×V.
+func (ps *posteriorSum) phi(workers int) []float64 {
+	phi := make([]float64, ps.k*ps.v)
+	n := float64(ps.states)
+	transposeWords(phi, ps.k, ps.v, workers, func(w, t int) float64 {
+		return (ps.acc[w*ps.k+t] + ps.beta*ps.invSum[t]) / n
+	})
+	return phi
+}
+
+// newModel returns a topic.Model of phi, row-major K×V, after iter sweeps
+// under cfg, averaged over the last average of them.
+func newModel(phi []float64, k, v int, cfg Config, iter, average int) *topic.Model {
 	alpha := make([]float64, k)
 	for t := range alpha {
 		alpha[t] = cfg.Alpha
 	}
+	params := cfg.params()
+	params["average"] = strconv.Itoa(average)
 	return &topic.Model{
 		Phi: phi, K: k, V: v, Alpha: alpha, Beta: cfg.Beta,
-		Prov: topic.Provenance{Method: cfg.Model, Params: cfg.params(), Seed: cfg.Seed, Iterations: iter},
+		Prov: topic.Provenance{Method: cfg.Model, Params: params, Seed: cfg.Seed, Iterations: iter},
 	}
 }

@@ -50,6 +50,32 @@ func BenchmarkDrawPhi(b *testing.B) {
 	}
 }
 
+// BenchmarkAddState measures adding one state's posterior mean of Φ to the
+// average Train returns (see Config.Average), on counts shaped as in
+// BenchmarkDrawPhi, with one and two workers, and reports nanoseconds per
+// entry of Φ.
+func BenchmarkAddState(b *testing.B) {
+	const v = 20000
+	for _, k := range []int{50, 1000} {
+		counts := make([]int32, k*v)
+		r := rng.Derive(1, "bench counts")
+		for w := range v {
+			for range 40 {
+				counts[w*k+int(r.Uint64N(uint64(min(k, 8))))*(k/min(k, 8))]++
+			}
+		}
+		ps := newPosteriorSum(k, v, 0.01)
+		for _, workers := range []int{1, 2} {
+			b.Run(fmt.Sprintf("K=%d/workers=%d", k, workers), func(b *testing.B) {
+				for b.Loop() {
+					addState(ps, counts, workers)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(k*v), "ns/entry")
+			})
+		}
+	}
+}
+
 // tokenTarget is plain LDA written as a Target, to measure what the
 // interface costs against the specialised loop.
 type tokenTarget struct{ words []int32 }

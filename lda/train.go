@@ -39,17 +39,63 @@ func New(c *corpus.Corpus, cfg Config) (Chain, error) {
 
 // Train runs cfg.Iterations sweeps of the sampler cfg.Sampler for cfg.Model
 // on c and returns the posterior-mean estimate of Φ, φ_kw = (C_kw + β)/(C_k +
-// Vβ) from the final assignments, with α, β and provenance (method,
-// parameters, seed, iterations) filled in; the caller sets Vocab and the
-// rest of the provenance. progress, if not nil, is called after every sweep.
-// The result depends only on c and cfg (Workers excepted).
+// Vβ), averaged over the states after the last cfg.Average sweeps (see
+// Config.Average), with α, β and provenance (method, parameters, seed,
+// iterations) filled in; the caller sets Vocab and the rest of the
+// provenance. progress, if not nil, is called after every sweep with the
+// sweeps and tokens done so far. The result depends only on c and cfg
+// (Workers excepted).
 func Train(ctx context.Context, c *corpus.Corpus, cfg Config, progress func(iter, tokensDone int)) (*topic.Model, error) {
 	ch, err := New(c, cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := ch.Run(ctx, cfg.withDefaults().Iterations, progress); err != nil {
+	d := cfg.withDefaults()
+	n, a := d.Iterations, d.Average
+	var iters, tokens int // done before the current call of Run
+	run := func(sweeps int) error {
+		return ch.Run(ctx, sweeps, func(iter, tokensDone int) {
+			if progress != nil {
+				progress(iters+iter, tokens+tokensDone)
+			}
+			if iter == sweeps {
+				iters, tokens = iters+iter, tokens+tokensDone
+			}
+		})
+	}
+	if err := run(n - a + 1); err != nil {
 		return nil, err
 	}
-	return ch.Model(), nil
+	if a == 1 {
+		return ch.Model(), nil
+	}
+	// The mean of the last a states' posterior means of Φ.
+	pc := ch.(posteriorChain)
+	k, v := pc.dims()
+	ps := newPosteriorSum(k, v, d.Beta)
+	pc.addState(ps)
+	for range a - 1 {
+		if err := run(1); err != nil {
+			return nil, err
+		}
+		pc.addState(ps)
+	}
+	workers := d.Workers
+	if d.Sampler == SamplerGibbs {
+		workers = 1
+	}
+	return pc.modelOf(ps.phi(workers), a), nil
+}
+
+// posteriorChain is a Chain whose posterior means Train can average: *MH
+// and *Gibbs.
+type posteriorChain interface {
+	Chain
+	// addState adds the posterior mean of Φ given the current state to ps.
+	addState(ps *posteriorSum)
+	// modelOf returns the model of phi, row-major K×V, the average over
+	// the last average states.
+	modelOf(phi []float64, average int) *topic.Model
+	// dims returns K and V.
+	dims() (k, v int)
 }

@@ -43,6 +43,10 @@ func TestConfigValidate(t *testing.T) {
 		{name: "unknown sampler", cfg: lda.Config{Sampler: "vb"}, wantErr: true},
 		{name: "negative mh steps", cfg: lda.Config{MHSteps: -1}, wantErr: true},
 		{name: "negative block size", cfg: lda.Config{BlockSize: -1}, wantErr: true},
+		{name: "average all", cfg: lda.Config{Iterations: 20, Average: 20}},
+		{name: "average of the default iterations", cfg: lda.Config{Average: lda.DefaultIterations}},
+		{name: "negative average", cfg: lda.Config{Average: -1}, wantErr: true},
+		{name: "average beyond the iterations", cfg: lda.Config{Iterations: 20, Average: 21}, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -132,6 +136,130 @@ func TestWorkersDoNotChangeResult(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTrainAverage checks that Train's model is the mean of the posterior
+// means of Φ of the chain's last Config.Average states (by default the last
+// tenth of the sweeps), and that progress counts on across the sweeps.
+func TestTrainAverage(t *testing.T) {
+	data := generate(t, synth.Config{K: 4, V: 150, Docs: 120, DocLen: 30, SentLen: 5}, 4)
+	c := data.Corpus
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name        string
+		cfg         lda.Config
+		wantAverage int
+	}{
+		{name: "mh default", cfg: lda.Config{K: 4, Iterations: 30}, wantAverage: 3},
+		{name: "mh default long", cfg: lda.Config{K: 4, Iterations: 150, Workers: 2}, wantAverage: 15},
+		{name: "mh default short", cfg: lda.Config{K: 4, Iterations: 9}, wantAverage: 1},
+		{name: "mh no burn-in", cfg: lda.Config{K: 4, Iterations: 30, BurnIn: -1}, wantAverage: 3},
+		{name: "mh all burn-in", cfg: lda.Config{K: 4, Iterations: 30, BurnIn: 30}, wantAverage: 3},
+		{name: "mh given", cfg: lda.Config{K: 4, Iterations: 30, Average: 7}, wantAverage: 7},
+		{name: "slda", cfg: lda.Config{K: 4, Iterations: 30, Model: lda.ModelSLDA}, wantAverage: 3},
+		{name: "slda into the burn-in", cfg: lda.Config{K: 4, Iterations: 30, Model: lda.ModelSLDA, Average: 20}, wantAverage: 20},
+		{name: "gibbs default", cfg: lda.Config{K: 4, Iterations: 20, Sampler: lda.SamplerGibbs}, wantAverage: 2},
+		{name: "gibbs final state", cfg: lda.Config{K: 4, Iterations: 20, Sampler: lda.SamplerGibbs, Average: 1}, wantAverage: 1},
+		{name: "gibbs given", cfg: lda.Config{K: 4, Iterations: 20, Sampler: lda.SamplerGibbs, Average: 5}, wantAverage: 5},
+		{name: "adlda default", cfg: lda.Config{K: 4, Iterations: 20, Sampler: lda.SamplerADLDA}, wantAverage: 2},
+		{name: "mh final state", cfg: lda.Config{K: 4, Iterations: 30, Average: 1}, wantAverage: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Seed = 5
+			var iters, tokens []int
+			got, err := lda.Train(ctx, c, cfg, func(iter, done int) { iters, tokens = append(iters, iter), append(tokens, done) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := cfg.Iterations
+			if len(iters) != n || iters[n-1] != n || tokens[n-1] != n*tokens[0] {
+				t.Errorf("progress ran to sweep %d of %d with %d tokens (%d after the first)", iters[len(iters)-1], len(iters), tokens[len(tokens)-1], tokens[0])
+			}
+			for i := range iters {
+				if iters[i] != i+1 || tokens[i] != (i+1)*tokens[0] {
+					t.Fatalf("progress call %d: sweep %d, %d tokens; want %d, %d", i, iters[i], tokens[i], i+1, (i+1)*tokens[0])
+				}
+			}
+			if a := got.Prov.Params["average"]; a != fmt.Sprint(tc.wantAverage) {
+				t.Errorf("provenance average = %q; want %d", a, tc.wantAverage)
+			}
+			// The same chain, run by hand: the posterior means of its last
+			// states, averaged.
+			ch, err := lda.New(c, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := ch.Run(ctx, n-tc.wantAverage, nil); err != nil {
+				t.Fatal(err)
+			}
+			want := make([]float64, c.V*cfg.K)
+			var last []float64
+			for range tc.wantAverage {
+				if err := ch.Run(ctx, 1, nil); err != nil {
+					t.Fatal(err)
+				}
+				last = ch.Model().Phi
+				for i, x := range last {
+					want[i] += x / float64(tc.wantAverage)
+				}
+			}
+			if tc.wantAverage == 1 {
+				if !slices.Equal(got.Phi, last) {
+					t.Errorf("Train's Φ differs from the final state's posterior mean")
+				}
+				return
+			}
+			// The two sums round differently: (Σ C/(C_k+Vβ) + β·Σ
+			// 1/(C_k+Vβ))/a in Train, Σ ((C+β)/(C_k+Vβ))/a here.
+			for i := range want {
+				if d := math.Abs(got.Phi[i] - want[i]); d > 1e-15+1e-12*want[i] {
+					t.Fatalf("Φ entry %d = %v; want the average %v", i, got.Phi[i], want[i])
+				}
+			}
+			if slices.Equal(got.Phi, last) {
+				t.Errorf("Train's Φ is the final state's, not an average")
+			}
+			for k := range cfg.K {
+				var sum float64
+				for _, x := range got.Phi[k*c.V : (k+1)*c.V] {
+					sum += x
+				}
+				if math.Abs(sum-1) > 1e-12 {
+					t.Errorf("topic %d sums to %v", k, sum)
+				}
+			}
+		})
+	}
+}
+
+// TestSLDABurnInModel checks that a SentenceLDA chain's model follows its
+// tokens' topics during the burn-in, where its sentences have none yet.
+func TestSLDABurnInModel(t *testing.T) {
+	data := generate(t, synth.Config{K: 4, V: 150, Docs: 120, DocLen: 30, SentLen: 5}, 4)
+	m, err := lda.NewMH(data.Corpus, lda.Config{K: 4, Iterations: 30, Model: lda.ModelSLDA, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := m.Model().Phi
+	if err := m.Run(context.Background(), 5, nil); err != nil {
+		t.Fatal(err)
+	}
+	after := m.Model().Phi
+	if slices.Equal(before, after) {
+		t.Errorf("the model did not change over 5 burn-in sweeps")
+	}
+	// The burn-in's sweeps form the planted topics, so the model grows
+	// more concentrated than at the random start.
+	entropy := func(phi []float64) (h float64) {
+		for _, p := range phi {
+			h -= p * math.Log(p)
+		}
+		return h
+	}
+	if eb, ea := entropy(before), entropy(after); ea >= eb {
+		t.Errorf("entropy of Φ went from %v to %v over the burn-in; want it lower", eb, ea)
 	}
 }
 

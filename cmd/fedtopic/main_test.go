@@ -81,6 +81,33 @@ func TestTrainRecoversTopics(t *testing.T) {
 	}
 }
 
+// TestTrainAverage checks that --average sets how many final sweeps the
+// model averages, that the default is the last tenth, and that the
+// provenance says which.
+func TestTrainAverage(t *testing.T) {
+	load := func(path string) *topic.Model {
+		t.Helper()
+		m, err := topic.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	def, last, five := load(trainThree(t)), load(trainThree(t, "--average", "1")), load(trainThree(t, "--average", "5"))
+	for _, c := range []struct {
+		m    *topic.Model
+		want string
+	}{{def, "20"}, {last, "1"}, {five, "5"}} {
+		if got := c.m.Prov.Params["average"]; got != c.want {
+			t.Errorf("provenance average = %q; want %q", got, c.want)
+		}
+		checkTopicsSeparate(t, c.m)
+	}
+	if slices.Equal(def.Phi, last.Phi) || slices.Equal(def.Phi, five.Phi) {
+		t.Error("averaging over 20, 5 and 1 sweeps gave the same Φ; want averages of different states")
+	}
+}
+
 func TestTrainDeterministicAcrossWorkers(t *testing.T) {
 	a, err := os.ReadFile(trainThree(t, "--workers", "1"))
 	if err != nil {
@@ -225,6 +252,8 @@ func TestBadInput(t *testing.T) {
 		{name: "no out", args: []string{"train", "--corpus", "testdata/three.txt", "--topics", "2"}, usage: true, contains: []string{"--out"}},
 		{name: "unknown flag", args: []string{"train", "--bogus"}, usage: true, contains: []string{"bogus"}},
 		{name: "bad seed", args: []string{"train", "--corpus", "testdata/three.txt", "--topics", "2", "--seed", "x", "--out", out}, usage: true, contains: []string{"--seed"}},
+		{name: "average beyond the iterations", args: []string{"train", "--corpus", "testdata/three.txt", "--topics", "2", "--iterations", "10", "--average", "11", "--out", out}, usage: true, contains: []string{"--average 11", "10 iterations"}},
+		{name: "negative average", args: []string{"train", "--corpus", "testdata/three.txt", "--topics", "2", "--average", "-1", "--out", out}, usage: true, contains: []string{"--average -1"}},
 		{name: "empty corpus", args: []string{"train", "--corpus", empty, "--topics", "2", "--out", out}, contains: []string{"empty.txt"}},
 		{name: "missing file", args: []string{"train", "--corpus", filepath.Join(dir, "nope.txt"), "--topics", "2", "--out", out}, contains: []string{"nope.txt"}},
 		{name: "not JSON", args: []string{"train", "--corpus", badJSON, "--topics", "2", "--out", out}, contains: []string{"bad.jsonl:2"}},

@@ -34,8 +34,10 @@ AD-LDA kernel (all but the last 10 sweeps, or the last tenth if fewer), then
 the partially collapsed chain, which draws Φ from its Dirichlet after every
 sweep; tokens in documents of at most
 --exact-len tokens are drawn exactly from their conditional, longer ones take
-O(1) Metropolis-Hastings steps. --sampler gibbs is the exact collapsed Gibbs
-sampler on one core; --model slda gives every sentence one topic.`,
+O(1) Metropolis-Hastings steps. --sampler gibbs is the exact collapsed
+Gibbs sampler on one core; --model slda gives every sentence one topic.
+The model is the mean of the posterior means of Φ of the last tenth of the
+sweeps (--average; --average 1 takes the final state's alone).`,
 		Example: `  fedtopic train --corpus demo/wordnet-glosses.jsonl --topics 20 --iterations 200 --out demo.model
   fedtopic train --corpus docs.txt --tokenizer whitespace --topics 50 --iterations 500 --seed 1 --workers 2 --out m.model`,
 		Args: noArgs,
@@ -49,6 +51,9 @@ sampler on one core; --model slda gives every sentence one topic.`,
 			}
 			if cfg.Iterations < 1 {
 				return usagef("--iterations %d: must be at least 1", cfg.Iterations)
+			}
+			if cfg.Average < 0 || cfg.Average > cfg.Iterations {
+				return usagef("--average %d: must be between 1 and the %d iterations", cfg.Average, cfg.Iterations)
 			}
 			s, err := parseSeed(seed)
 			if err != nil {
@@ -119,6 +124,7 @@ sampler on one core; --model slda gives every sentence one topic.`,
 	fs.Float64Var(&cfg.Beta, "beta", 0, "symmetric topic-word prior (default 0.01)")
 	fs.IntVar(&cfg.MHSteps, "mh-steps", 0, "Metropolis-Hastings steps per token and sweep (default 2)")
 	fs.IntVar(&cfg.ExactLen, "exact-len", 0, "documents with at most this many tokens draw each topic exactly from its conditional instead of taking MH steps (default 256; -1: MH steps everywhere)")
+	fs.IntVar(&cfg.Average, "average", 0, "average the model over the last this many sweeps, the mean of their posterior means of Φ (default: the last tenth of the sweeps; 1: the final state alone)")
 	fs.IntVar(&cfg.Workers, "workers", 0, "sampling goroutines (default: all cores); never changes the result")
 	fs.StringVar(&seed, "seed", "", "random seed (default: a fresh one from the OS, printed and recorded in the model)")
 	fs.StringVarP(&out, "out", "o", "", "model file to write (required)")
