@@ -46,10 +46,15 @@
 // SentenceLDA, on the tokens as plain LDA, after which every sentence takes
 // its tokens' majority topic.
 //
+// Train's model is the mean of the posterior means (C_kw + β)/(C_k + Vβ)
+// of the chain's states after each of its last Config.Average sweeps, by
+// default the last tenth (Config.Average 1: the final state's alone); a
+// Chain's Model is its current state's.
+//
 // Usage:
 //
 //	model, err := lda.Train(ctx, c, lda.Config{K: 50, Iterations: 1000, Seed: seed}, nil)
-//	// model.Phi is K×V, p(w|k) = (C_kw + β)/(C_k + Vβ) from the final state.
+//	// model.Phi is K×V, p(w|k), averaged over the last 100 sweeps.
 //
 // For control over the chain (several Run calls, log-likelihood, document-
 // topic counts) use NewMH or NewGibbs; for a custom likelihood NewTargetMH.

@@ -68,7 +68,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.heldOut, "held-out", 10, "hold out every n-th document for perplexity (quality mode)")
 	samplers := fs.String("samplers", "gibbs,mh", "comma-separated samplers to compare (quality mode)")
 	fs.IntVar(&o.blockSize, "block-size", 0, "items per block of documents (0: the lda default)")
-	fs.IntVar(&o.burnIn, "burn-in", 0, "MH burn-in sweeps with the collapsed kernel (0: the lda default for -mh-iters, -1: none)")
+	fs.IntVar(&o.burnIn, "burn-in", 0, "MH burn-in sweeps with the collapsed kernel (quality mode, 0: the lda default for -mh-iters, -1: none; speed mode: none unless > 0, to time the burn-in kernel)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -136,8 +136,13 @@ func speed(ctx context.Context, c *corpus.Corpus, o options, out *json.Encoder) 
 			var m0, m1 runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&m0)
-			// BurnIn -1: time the partially collapsed kernel itself.
-			m, err := lda.NewMH(c, lda.Config{K: k, Workers: w, Seed: o.seed, MHSteps: o.mhSteps, BurnIn: -1, BlockSize: o.blockSize})
+			// BurnIn -1 (unless -burn-in says otherwise): time the
+			// partially collapsed kernel itself.
+			burnIn := -1
+			if o.burnIn > 0 {
+				burnIn = o.burnIn
+			}
+			m, err := lda.NewMH(c, lda.Config{K: k, Workers: w, Seed: o.seed, MHSteps: o.mhSteps, BurnIn: burnIn, BlockSize: o.blockSize})
 			if err != nil {
 				return err
 			}
