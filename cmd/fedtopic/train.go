@@ -109,8 +109,12 @@ sweeps (--average; --average 1 takes the final state's alone).`,
 				return err
 			}
 			rate := float64(cfg.Iterations) * float64(c.NumTokens()) / elapsed.Seconds()
-			fmt.Fprintf(e.stdout, "wrote %s: %d topics over %d words; %d iterations in %.1fs (%.3g tokens/s), seed %d\n",
-				out, m.K, m.V, cfg.Iterations, elapsed.Seconds(), rate, cfg.Seed)
+			estimate := "Φ of the final state"
+			if a := m.Prov.Params["average"]; a != "1" {
+				estimate = "Φ averaged over the last " + a + " sweeps"
+			}
+			fmt.Fprintf(e.stdout, "wrote %s: %d topics over %d words, %s; %d iterations in %.1fs (%.3g tokens/s), seed %d\n",
+				out, m.K, m.V, estimate, cfg.Iterations, elapsed.Seconds(), rate, cfg.Seed)
 			return nil
 		},
 	}
