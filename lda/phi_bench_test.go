@@ -22,13 +22,7 @@ func BenchmarkDrawPhi(b *testing.B) {
 	const v = 20000
 	for _, k := range []int{50, 1000} {
 		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
-			counts := make([]int32, k*v)
-			r := rng.Derive(1, "bench counts")
-			for w := range v {
-				for range 40 {
-					counts[w*k+int(r.Uint64N(uint64(min(k, 8))))*(k/min(k, 8))]++
-				}
-			}
+			counts := benchCounts(k, v)
 			propose := make([]bool, v)
 			for w := range propose {
 				propose[w] = true
@@ -50,6 +44,19 @@ func BenchmarkDrawPhi(b *testing.B) {
 	}
 }
 
+// benchCounts returns counts shaped like a trained model's, cols[w·K + k]:
+// 40 tokens per word spread over at most 8 topics.
+func benchCounts(k, v int) []int32 {
+	counts := make([]int32, k*v)
+	r := rng.Derive(1, "bench counts")
+	for w := range v {
+		for range 40 {
+			counts[w*k+int(r.Uint64N(uint64(min(k, 8))))*(k/min(k, 8))]++
+		}
+	}
+	return counts
+}
+
 // BenchmarkAddState measures adding one state's posterior mean of Φ to the
 // average Train returns (see Config.Average), on counts shaped as in
 // BenchmarkDrawPhi, with one and two workers, and reports nanoseconds per
@@ -57,13 +64,7 @@ func BenchmarkDrawPhi(b *testing.B) {
 func BenchmarkAddState(b *testing.B) {
 	const v = 20000
 	for _, k := range []int{50, 1000} {
-		counts := make([]int32, k*v)
-		r := rng.Derive(1, "bench counts")
-		for w := range v {
-			for range 40 {
-				counts[w*k+int(r.Uint64N(uint64(min(k, 8))))*(k/min(k, 8))]++
-			}
-		}
+		counts := benchCounts(k, v)
 		ps := newPosteriorSum(k, v, 0.01)
 		for _, workers := range []int{1, 2} {
 			b.Run(fmt.Sprintf("K=%d/workers=%d", k, workers), func(b *testing.B) {
