@@ -676,19 +676,21 @@ func (m *MH) modelOf(phi []float64, average int) *topic.Model {
 
 // posteriorPhi returns φ_kw = (C_kw + β)/(C_k + Vβ) at phi[k·V + w]
 // (row-major K×V) for the counts C_kw = cols[w·K + k] (a column per word),
-// on workers goroutines. It takes the words eight at a time, so that each
-// line of phi it writes, eight words of one topic, is written whole while
-// in the cache: word by word, at K = 1000 each word's entries lie on K
-// lines of their own.
+// on workers goroutines.
 func posteriorPhi[C int32 | float64](cols []C, k, v, workers int, beta float64) []float64 {
 	inv := topicSums(cols, k, v)
 	vb := float64(v) * beta
 	for t, n := range inv {
 		inv[t] = 1 / (n + vb)
 	}
-	phi := make([]float64, k*v)
-	transposeWords(phi, k, v, workers, func(w, t int) float64 {
-		return (float64(cols[w*k+t]) + beta) * inv[t]
+	phi := hugepage.Make[float64](k * v)
+	forWordGroups(v, workers, func(w0, w1 int) {
+		for t, x := range inv {
+			row := phi[t*v+w0 : t*v+w1]
+			for j := range row {
+				row[j] = (float64(cols[(w0+j)*k+t]) + beta) * x
+			}
+		}
 	})
 	return phi
 }
@@ -704,21 +706,17 @@ func topicSums[C int32 | float64](cols []C, k, v int) []float64 {
 	return nk
 }
 
-// transposeWords sets phi[t·V + w] = f(w, t) for every topic t and word w,
-// eight words at a time (see posteriorPhi), in blocks of words spread over
-// workers goroutines.
-func transposeWords(phi []float64, k, v, workers int, f func(w, t int) float64) {
+// forWordGroups calls f(w0, w1) for every group of eight words [w0, w1),
+// in blocks of words spread over workers goroutines. Φ is row-major and
+// the counts a column per word, so making Φ from them writes each word's
+// entries K·V apart; eight words of one topic fill a cache line of Φ, which
+// is then written whole while in the cache.
+func forWordGroups(v, workers int, f func(w0, w1 int)) {
 	const words = 8 // a cache line of float64
 	const block = 64 * words
 	_ = parallel.Blocks(context.Background(), workers, (v+block-1)/block, func(_, b int) {
 		for w0 := b * block; w0 < min(v, (b+1)*block); w0 += words {
-			w1 := min(v, w0+words)
-			for t := range k {
-				row := phi[t*v+w0 : t*v+w1]
-				for j := range row {
-					row[j] = f(w0+j, t)
-				}
-			}
+			f(w0, min(v, w0+words))
 		}
 	})
 }
@@ -736,7 +734,7 @@ type posteriorSum struct {
 }
 
 func newPosteriorSum(k, v int, beta float64) *posteriorSum {
-	return &posteriorSum{k: k, v: v, beta: beta, acc: make([]float64, k*v), invSum: make([]float64, k)}
+	return &posteriorSum{k: k, v: v, beta: beta, acc: hugepage.Make[float64](k * v), invSum: make([]float64, k)}
 }
 
 // addState adds the state of counts cols[w·K + k] to ps, on workers
@@ -765,10 +763,15 @@ func addState[C int32 | float64](ps *posteriorSum, cols []C, workers int) {
 
 // phi returns the mean of the states' posterior means, row-major K×V.
 func (ps *posteriorSum) phi(workers int) []float64 {
-	phi := make([]float64, ps.k*ps.v)
-	n := float64(ps.states)
-	transposeWords(phi, ps.k, ps.v, workers, func(w, t int) float64 {
-		return (ps.acc[w*ps.k+t] + ps.beta*ps.invSum[t]) / n
+	k, v, n := ps.k, ps.v, float64(ps.states)
+	phi := hugepage.Make[float64](k * v)
+	forWordGroups(v, workers, func(w0, w1 int) {
+		for t, is := range ps.invSum {
+			row, b := phi[t*v+w0:t*v+w1], ps.beta*is
+			for j := range row {
+				row[j] = (ps.acc[(w0+j)*k+t] + b) / n
+			}
+		}
 	})
 	return phi
 }

@@ -77,6 +77,27 @@ func BenchmarkAddState(b *testing.B) {
 	}
 }
 
+// BenchmarkAverage measures what Train's average of 10 states costs from
+// the start, memory included: a fresh sum, 10 states added and the model's
+// Φ made of them, on counts shaped as in BenchmarkDrawPhi, with two
+// workers; it reports nanoseconds per entry of Φ and state.
+func BenchmarkAverage(b *testing.B) {
+	const v, states, workers = 20000, 10, 2
+	for _, k := range []int{50, 1000} {
+		counts := benchCounts(k, v)
+		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
+			for b.Loop() {
+				ps := newPosteriorSum(k, v, 0.01)
+				for range states {
+					addState(ps, counts, workers)
+				}
+				_ = ps.phi(workers)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(k*v*states), "ns/entry/state")
+		})
+	}
+}
+
 // tokenTarget is plain LDA written as a Target, to measure what the
 // interface costs against the specialised loop.
 type tokenTarget struct{ words []int32 }
