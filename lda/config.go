@@ -147,8 +147,8 @@ type Config struct {
 	// lowered held-out perplexity after 300 sweeps by 2.5% for collapsed
 	// Gibbs (3,504 to 3,417 on average) and by 2.0% for the default sampler
 	// with 2 workers (3,534 to 3,465); after 250 sweeps of the default
-	// sampler, averaging the last 10 lowered it by 0.6–1.0% on seeds 1–3,
-	// and the last 25 by 1.6–2.5% (3,574, 3,606 and 3,599 to 3,544, 3,583
+	// sampler, averaging the last 10 lowered it by 0.6–0.8% on seeds 1–3,
+	// and the last 25 by 1.5–2.0% (3,574, 3,606 and 3,599 to 3,544, 3,583
 	// and 3,572, and to 3,503, 3,552 and 3,541).
 	Average int `json:"average"`
 }

@@ -213,11 +213,12 @@ func (g *Gibbs) Model() *topic.Model {
 	return g.modelOf(posteriorPhi(g.nkw, g.k, g.v, 1, g.cfg.Beta), 1)
 }
 
-// addState adds the posterior mean of Φ given the current counts to ps.
-func (g *Gibbs) addState(ps *posteriorSum) { addState(ps, g.nkw, 1) }
+// newSum returns an empty sum of the chain's posterior means, made on one
+// goroutine like the chain.
+func (g *Gibbs) newSum() *posteriorSum { return newPosteriorSum(g.k, g.v, 1, g.cfg.Beta) }
 
-// dims returns K and V.
-func (g *Gibbs) dims() (k, v int) { return g.k, g.v }
+// addState adds the posterior mean of Φ given the current counts to ps.
+func (g *Gibbs) addState(ps *posteriorSum) { addState(ps, g.nkw) }
 
 // modelOf returns the model of phi, an average over the chain's last
 // average states.

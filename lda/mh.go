@@ -633,20 +633,22 @@ func docTopicCounts(z []uint16, k int) []int32 {
 // φ_kw = (C_kw + β)/(C_k + Vβ), with α, β and provenance filled in and
 // Vocab left nil for the caller.
 func (m *MH) Model() *topic.Model {
-	var phi []float64
-	switch {
-	case m.tokenBurn != nil:
+	if m.tokenBurn != nil {
 		// A SentenceLDA chain in its burn-in: the topics are its tokens'.
 		return m.modelOf(m.tokenBurn.Model().Phi, 1)
-	case m.countsStale:
+	}
+	if m.countsStale {
 		m.recount()
 	}
 	if m.words != nil {
-		phi = posteriorPhi(m.nkw, m.k, m.v, m.cfg.Workers, m.cfg.Beta)
-	} else {
-		phi = posteriorPhi(m.counts.Data, m.k, m.v, m.cfg.Workers, m.cfg.Beta)
+		return m.modelOf(posteriorPhi(m.nkw, m.k, m.v, m.cfg.Workers, m.cfg.Beta), 1)
 	}
-	return m.modelOf(phi, 1)
+	return m.modelOf(posteriorPhi(m.counts.Data, m.k, m.v, m.cfg.Workers, m.cfg.Beta), 1)
+}
+
+// newSum returns an empty sum of the chain's posterior means.
+func (m *MH) newSum() *posteriorSum {
+	return newPosteriorSum(m.k, m.v, m.cfg.Workers, m.cfg.Beta)
 }
 
 // addState adds the posterior mean of Φ given the current counts to ps.
@@ -659,14 +661,11 @@ func (m *MH) addState(ps *posteriorSum) {
 		m.recount()
 	}
 	if m.words != nil {
-		addState(ps, m.nkw, m.cfg.Workers)
+		addState(ps, m.nkw)
 	} else {
-		addState(ps, m.counts.Data, m.cfg.Workers)
+		addState(ps, m.counts.Data)
 	}
 }
-
-// dims returns K and V.
-func (m *MH) dims() (k, v int) { return m.k, m.v }
 
 // modelOf returns the model of phi, an average over the chain's last
 // average states.
@@ -724,22 +723,22 @@ func forWordGroups(v, workers int, f func(w0, w1 int)) {
 // posteriorSum accumulates the posterior means of Φ of several states,
 // Σ_s (C_kw^(s) + β)/(C_k^(s) + Vβ), as Σ_s C_kw^(s)/(C_k^(s) + Vβ) at
 // acc[w·K + k], the counts' own layout, so that adding a state streams
-// through both in order, and β·Σ_s 1/(C_k^(s) + Vβ).
-type posteriorSum struct {
-	k, v   int
-	beta   float64
-	states int
-	acc    []float64
-	invSum []float64
-}
-
-func newPosteriorSum(k, v int, beta float64) *posteriorSum {
-	return &posteriorSum{k: k, v: v, beta: beta, acc: hugepage.Make[float64](k * v), invSum: make([]float64, k)}
-}
-
-// addState adds the state of counts cols[w·K + k] to ps, on workers
+// through both in order, and β·Σ_s 1/(C_k^(s) + Vβ); on workers
 // goroutines.
-func addState[C int32 | float64](ps *posteriorSum, cols []C, workers int) {
+type posteriorSum struct {
+	k, v, workers int
+	beta          float64
+	states        int
+	acc           []float64
+	invSum        []float64
+}
+
+func newPosteriorSum(k, v, workers int, beta float64) *posteriorSum {
+	return &posteriorSum{k: k, v: v, workers: workers, beta: beta, acc: hugepage.Make[float64](k * v), invSum: make([]float64, k)}
+}
+
+// addState adds the state of counts cols[w·K + k] to ps.
+func addState[C int32 | float64](ps *posteriorSum, cols []C) {
 	k, v := ps.k, ps.v
 	inv := topicSums(cols, k, v)
 	vb := float64(v) * ps.beta
@@ -748,7 +747,7 @@ func addState[C int32 | float64](ps *posteriorSum, cols []C, workers int) {
 		ps.invSum[t] += inv[t]
 	}
 	const block = 512 // words
-	_ = parallel.Blocks(context.Background(), workers, (v+block-1)/block, func(_, b int) {
+	_ = parallel.Blocks(context.Background(), ps.workers, (v+block-1)/block, func(_, b int) {
 		lo, hi := b*block*k, min(v, (b+1)*block)*k
 		acc, cs := ps.acc[lo:hi], cols[lo:hi]
 		for i := 0; i < len(acc); i += k {
@@ -762,10 +761,10 @@ func addState[C int32 | float64](ps *posteriorSum, cols []C, workers int) {
 }
 
 // phi returns the mean of the states' posterior means, row-major K×V.
-func (ps *posteriorSum) phi(workers int) []float64 {
+func (ps *posteriorSum) phi() []float64 {
 	k, v, n := ps.k, ps.v, float64(ps.states)
 	phi := hugepage.Make[float64](k * v)
-	forWordGroups(v, workers, func(w0, w1 int) {
+	forWordGroups(v, ps.workers, func(w0, w1 int) {
 		for t, is := range ps.invSum {
 			row, b := phi[t*v+w0:t*v+w1], ps.beta*is
 			for j := range row {

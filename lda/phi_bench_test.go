@@ -65,11 +65,11 @@ func BenchmarkAddState(b *testing.B) {
 	const v = 20000
 	for _, k := range []int{50, 1000} {
 		counts := benchCounts(k, v)
-		ps := newPosteriorSum(k, v, 0.01)
 		for _, workers := range []int{1, 2} {
+			ps := newPosteriorSum(k, v, workers, 0.01)
 			b.Run(fmt.Sprintf("K=%d/workers=%d", k, workers), func(b *testing.B) {
 				for b.Loop() {
-					addState(ps, counts, workers)
+					addState(ps, counts)
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(k*v), "ns/entry")
 			})
@@ -87,11 +87,11 @@ func BenchmarkAverage(b *testing.B) {
 		counts := benchCounts(k, v)
 		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
 			for b.Loop() {
-				ps := newPosteriorSum(k, v, 0.01)
+				ps := newPosteriorSum(k, v, workers, 0.01)
 				for range states {
-					addState(ps, counts, workers)
+					addState(ps, counts)
 				}
-				_ = ps.phi(workers)
+				_ = ps.phi()
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(k*v*states), "ns/entry/state")
 		})

@@ -71,8 +71,7 @@ func Train(ctx context.Context, c *corpus.Corpus, cfg Config, progress func(iter
 	}
 	// The mean of the last a states' posterior means of Φ.
 	pc := ch.(posteriorChain)
-	k, v := pc.dims()
-	ps := newPosteriorSum(k, v, d.Beta)
+	ps := pc.newSum()
 	pc.addState(ps)
 	for range a - 1 {
 		if err := run(1); err != nil {
@@ -80,22 +79,18 @@ func Train(ctx context.Context, c *corpus.Corpus, cfg Config, progress func(iter
 		}
 		pc.addState(ps)
 	}
-	workers := d.Workers
-	if d.Sampler == SamplerGibbs {
-		workers = 1
-	}
-	return pc.modelOf(ps.phi(workers), a), nil
+	return pc.modelOf(ps.phi(), a), nil
 }
 
 // posteriorChain is a Chain whose posterior means Train can average: *MH
 // and *Gibbs.
 type posteriorChain interface {
 	Chain
+	// newSum returns an empty sum of the chain's posterior means.
+	newSum() *posteriorSum
 	// addState adds the posterior mean of Φ given the current state to ps.
 	addState(ps *posteriorSum)
 	// modelOf returns the model of phi, row-major K×V, the average over
 	// the last average states.
 	modelOf(phi []float64, average int) *topic.Model
-	// dims returns K and V.
-	dims() (k, v int)
 }
