@@ -13,10 +13,11 @@
 # vocabulary's minimum document frequency, SEED (default 1) the seed.
 # REPEATS (default 3) runs every chain that many times, one worker and two
 # in turn, so a slow spell of a shared machine falls on both; the summary
-# gives each setting's runs, their median and best, and the speed-up of two
-# workers over one within each repeat. The speed is the one train reports: tokens
-# sampled per second of training, without reading the corpus. Results are
-# printed and written to OUT_DIR (default bench/results/speed.txt).
+# gives each setting's runs, their median and best, and the speed-up of
+# two workers over one within each repeat. The speed is the one train
+# reports: tokens sampled per second of training, without reading the
+# corpus. Results are printed and written to OUT_DIR/speed.txt (default
+# bench/results/speed.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-bench/results}
@@ -58,7 +59,7 @@ rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 runs = {}
 for corpus, k, r, w, tps in rows:
     runs.setdefault((corpus, int(k)), {}).setdefault(int(w), {})[int(r)] = float(tps)
-print("corpus K: million tokens/s per core with one worker (runs; median), with two workers, and two workers' speed-up within each repeat")
+print("corpus K: million tokens/s per core with one worker (runs; median, best), with two workers, and two workers' speed-up within each repeat")
 for (corpus, k), by in runs.items():
     one, two = by[1], by[2]
     per_core = lambda xs: " ".join(f"{x / 1e6:.2f}" for x in xs)
