@@ -31,10 +31,27 @@ type Chain interface {
 // New returns the sampler cfg.Sampler for cfg.Model on c, initialised but
 // not yet run: *Gibbs for SamplerGibbs, *MH otherwise.
 func New(c *corpus.Corpus, cfg Config) (Chain, error) {
-	if cfg.Sampler == SamplerGibbs {
-		return NewGibbs(c, cfg)
+	ch, err := newChain(c, cfg)
+	if err != nil {
+		return nil, err
 	}
-	return NewMH(c, cfg)
+	return ch, nil
+}
+
+// newChain is New with the methods Train averages by.
+func newChain(c *corpus.Corpus, cfg Config) (posteriorChain, error) {
+	if cfg.Sampler == SamplerGibbs {
+		g, err := NewGibbs(c, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return g, nil
+	}
+	m, err := NewMH(c, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // Train runs cfg.Iterations sweeps of the sampler cfg.Sampler for cfg.Model
@@ -46,7 +63,7 @@ func New(c *corpus.Corpus, cfg Config) (Chain, error) {
 // sweeps and tokens done so far. The result depends only on c and cfg
 // (Workers excepted).
 func Train(ctx context.Context, c *corpus.Corpus, cfg Config, progress func(iter, tokensDone int)) (*topic.Model, error) {
-	ch, err := New(c, cfg)
+	ch, err := newChain(c, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -70,16 +87,15 @@ func Train(ctx context.Context, c *corpus.Corpus, cfg Config, progress func(iter
 		return ch.Model(), nil
 	}
 	// The mean of the last a states' posterior means of Φ.
-	pc := ch.(posteriorChain)
-	ps := pc.newSum()
-	pc.addState(ps)
+	ps := ch.newSum()
+	ch.addState(ps)
 	for range a - 1 {
 		if err := run(1); err != nil {
 			return nil, err
 		}
-		pc.addState(ps)
+		ch.addState(ps)
 	}
-	return pc.modelOf(ps.phi(), a), nil
+	return ch.modelOf(ps.phi(), a), nil
 }
 
 // posteriorChain is a Chain whose posterior means Train can average: *MH
