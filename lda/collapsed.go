@@ -1,6 +1,7 @@
 package lda
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"runtime"
@@ -53,9 +54,10 @@ import (
 // collapsedWave is the number of blocks in a wave of the collapsed kernel:
 // every block of a wave starts from the counts G⁰ of the iteration's start
 // plus the moves of all earlier waves, so its draws ignore the other blocks
-// of its wave. A worker takes the blocks in order and, before the first
-// block of a wave, takes into its view the moves of the wave before,
-// applying each block's as soon as that block is done. Fewer blocks per
+// of its wave. The workers take the blocks wave by wave (see orderWaves)
+// and, before its first block of a wave, a worker takes into its view the
+// moves of the wave before, each block's as soon as that block is done
+// (see catchUp). Fewer blocks per
 // wave (or smaller blocks) leave less of the corpus unseen by a block; more
 // keep more workers busy. Changing it changes the result; the number of
 // workers does not. A sliding window in place of waves — block b seeing
@@ -99,6 +101,9 @@ type collapsedState struct {
 	// views holds every worker's view, a []*collapsedWorker[T] of the
 	// kernel's count type.
 	views any
+	// order lists the blocks in the order the workers take them (see
+	// orderWaves).
+	order []int
 	// viewsAt is the iteration whose start counts every worker's view
 	// holds, or −1: after a whole sweep the views have taken in every move,
 	// so the next iteration need not copy the counts into them.
@@ -160,6 +165,7 @@ type collapsedWorker[T viewCount] struct {
 	nk      []int32   // G_k + D_k
 	base    []int32   // G_k
 	applied int       // the view holds the moves of blocks [0, applied)
+	in      []bool    // and of the blocks b ≥ applied with in[b]
 	touched []int32   // the moves: pairs (from, to) of indices into nkw
 	inv     []float64 // 1/(G_k + D_k + Vβ), kept current by move
 	invDown []float64 // 1/(G_k + D_k − 1 + Vβ), likewise
@@ -311,8 +317,16 @@ func (m collapsedKernel[T]) sweep(ctx context.Context) error {
 	for _, cw := range views {
 		copy(cw.base, cs.nk)
 		cw.applied = 0
+		if len(cw.in) != nb {
+			cw.in = make([]bool, nb)
+		}
+		clear(cw.in)
 	}
-	if err := parallel.Blocks(ctx, len(m.sweepers), nb, func(wi, b int) {
+	if len(cs.order) != nb {
+		cs.order = m.orderWaves()
+	}
+	if err := parallel.Blocks(ctx, len(m.sweepers), nb, func(wi, j int) {
+		b := cs.order[j]
 		m.catchUp(views[wi], b-b%collapsedWave)
 		m.sweepBlockCollapsed(m.sweepers[wi], views[wi], b)
 		cs.finished[b].Store(true)
@@ -353,18 +367,57 @@ func (m collapsedKernel[T]) sweep(ctx context.Context) error {
 	return nil
 }
 
+// orderWaves returns the order in which the workers take the blocks of a
+// sweep: wave by wave, and within a wave the blocks of most tokens first. A
+// block of a wave starts from the counts of the wave's start and sees only
+// its own moves, so the blocks of a wave can run in any order and on any
+// worker with the same draws; but no block of the next wave can start
+// before the last of this one ends, and with the blocks in corpus order a
+// worker that had finished its share waited for a long block the other
+// had just taken (a block is whole documents, and one long document makes
+// a long block). Longest first, the last blocks taken are the shortest, and
+// the workers end a wave close together (Graham's LPT rule).
+func (m *MH) orderWaves() []int {
+	nb := len(m.blocks) - 1
+	tokens := func(b int) int { return m.docStart[m.blocks[b+1]] - m.docStart[m.blocks[b]] }
+	order := make([]int, nb)
+	for b := range order {
+		order[b] = b
+	}
+	for w := 0; w < nb; w += collapsedWave {
+		slices.SortFunc(order[w:min(nb, w+collapsedWave)], func(a, b int) int {
+			return cmp.Or(cmp.Compare(tokens(b), tokens(a)), cmp.Compare(a, b))
+		})
+	}
+	return order
+}
+
 // catchUp takes into cw's view and totals the moves of the blocks before
-// upto it does not hold yet, waiting for each to finish. A block waits only
-// for blocks before it, which other workers took earlier and finish
-// whatever happens to ctx, so no wait is endless.
+// upto it does not hold yet, waiting for those not finished. It takes them
+// in as they finish rather than in order: the moves of different blocks
+// commute, so the view ends the same (a count of uint16 that goes below
+// zero on the way wraps around and comes back), and at a wave's end a
+// worker takes in the blocks already done while another is still running,
+// instead of waiting for that one first. A block waits only for blocks of earlier waves, which
+// other workers took before it and finish whatever happens to ctx, so no
+// wait is endless.
 func (m collapsedKernel[T]) catchUp(cw *collapsedWorker[T], upto int) {
 	cs := m.coll
-	for ; cw.applied < upto; cw.applied++ {
-		b := cw.applied
-		cs.waitBlock(b)
-		applyMoves(cw.nkw, cs.moves[b], 1)
-		for t, x := range cs.deltaK[b][:m.k] {
-			cw.base[t] += x
+	for cw.applied < upto {
+		for b := cw.applied; b < upto; b++ {
+			if !cw.in[b] && cs.finished[b].Load() {
+				applyMoves(cw.nkw, cs.moves[b], 1)
+				for t, x := range cs.deltaK[b][:m.k] {
+					cw.base[t] += x
+				}
+				cw.in[b] = true
+			}
+		}
+		for cw.applied < upto && cw.in[cw.applied] {
+			cw.applied++
+		}
+		if cw.applied < upto {
+			cs.waitBlock(cw.applied)
 		}
 	}
 }

@@ -596,3 +596,35 @@ func TestNarrowViews(t *testing.T) {
 		t.Error("a word of 1<<16 − 1 tokens: int32 views; want uint16")
 	}
 }
+
+// TestOrderWaves checks the order in which the workers take the burn-in's
+// blocks: every block once, wave by wave, and within a wave those of most
+// tokens first.
+func TestOrderWaves(t *testing.T) {
+	c := randomCorpus("order waves corpus", 9, 600, 40, 1)
+	m, err := NewMH(c, Config{K: 3, Sampler: SamplerADLDA, Workers: 2, BlockSize: 25, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb := len(m.blocks) - 1
+	tokens := func(b int) int { return m.docStart[m.blocks[b+1]] - m.docStart[m.blocks[b]] }
+	order := m.orderWaves()
+	if len(order) != nb {
+		t.Fatalf("%d blocks in the order; want %d", len(order), nb)
+	}
+	seen := make([]bool, nb)
+	reordered := false
+	for j, b := range order {
+		if b/collapsedWave != j/collapsedWave || seen[b] {
+			t.Fatalf("block %d taken %d-th; the order %v is not the blocks wave by wave", b, j, order)
+		}
+		seen[b] = true
+		if j%collapsedWave > 0 && tokens(order[j-1]) < tokens(b) {
+			t.Errorf("in wave %d block %d (%d tokens) comes after block %d (%d tokens)", j/collapsedWave, b, tokens(b), order[j-1], tokens(order[j-1]))
+		}
+		reordered = reordered || b != j
+	}
+	if !reordered {
+		t.Errorf("the order is the corpus order; the blocks' lengths should change it")
+	}
+}
