@@ -56,25 +56,30 @@ import (
 // plus the moves of all earlier waves, so its draws ignore the other blocks
 // of its wave. The workers take the blocks wave by wave (see orderWaves)
 // and, before its first block of a wave, a worker takes into its view the
-// moves of the wave before, each block's as soon as that block is done
-// (see catchUp). Fewer blocks per
-// wave (or smaller blocks) leave less of the corpus unseen by a block; more
-// keep more workers busy. Changing it changes the result; the number of
-// workers does not. A sliding window in place of waves — block b seeing
-// every block before b−3, so that no worker waits at a wave's end — was
-// tried and dropped: on WordNet glosses (K = 50, min-df 2, 225
-// sweeps, seeds 1–3) its held-out perplexity was 4,193 on average against
-// 4,144 with waves (bench/ldabench -samplers adlda); missing the 7 blocks
-// before instead of 3 gave 4,165 over seeds 1–6 against 4,142. Waves of
-// blocks far apart in the corpus, so that a block's unseen neighbours would
-// hold unrelated documents, were tried and dropped too (bench/ldabench
+// moves of the wave before, each block's as soon as that block is done (see
+// catchUp). Fewer blocks per wave (or smaller blocks) leave less of the
+// corpus unseen by a block; more keep more workers busy. Changing it changes
+// the result; the number of workers does not. Waves of 16 blocks of 512
+// tokens, which leave a block about as much of the corpus unseen and the
+// workers half as long a block to wait for at a wave's end, were tried and
+// dropped (bench/ldabench -mode quality -workers 2, K = 50, seeds 1–4,
+// held-out perplexity after 300 sweeps): 4,124 on average against 4,082 on
+// WordNet glosses (min-df 2), worse on every seed, and 1,018 against 1,022
+// on the kernel's documentation (min-df 5). A sliding window in place of
+// waves — block b seeing every block before b−3, so that no worker waits at
+// a wave's end — was tried and dropped: on WordNet glosses (K = 50, min-df
+// 2, 225 sweeps, seeds 1–3) its held-out perplexity was 4,193 on average
+// against 4,144 with waves (bench/ldabench -samplers adlda); missing the 7
+// blocks before instead of 3 gave 4,165 over seeds 1–6 against 4,142. Waves
+// of blocks far apart in the corpus, so that a block's unseen neighbours
+// would hold unrelated documents, were tried and dropped too (bench/ldabench
 // -mode quality, K = 50, seeds 1–4, held-out perplexity after 250 sweeps of
-// a 300-sweep chain): taking block i·s mod nb i-th (s ≈ nb/8) gave 1,031
-// on average against 1,036 for consecutive blocks on the kernel's
-// documentation (min-df 5) but 4,157 against 4,108 on WordNet glosses
-// (min-df 2), and waves j, j + nb/8, j + 2nb/8, … gave 1,040 and 4,180;
-// single chains of the same setting differ by about 0.7% there, so
-// neither order helps on both corpora.
+// a 300-sweep chain): taking block i·s mod nb i-th (s ≈ nb/8) gave 1,031 on
+// average against 1,036 for consecutive blocks on the kernel's documentation
+// (min-df 5) but 4,157 against 4,108 on WordNet glosses (min-df 2), and
+// waves j, j + nb/8, j + 2nb/8, … gave 1,040 and 4,180; single chains of the
+// same setting differ by about 0.7% there, so neither order helps on both
+// corpora.
 const collapsedWave = 8
 
 // collapsedState is the per-iteration state of the collapsed kernel. The
