@@ -400,12 +400,12 @@ func (m *MH) orderWaves() []int {
 // catchUp takes into cw's view and totals the moves of the blocks before
 // upto it does not hold yet, waiting for those not finished. It takes them
 // in as they finish rather than in order: the moves of different blocks
-// commute, so the view ends the same (a count of uint16 that goes below
-// zero on the way wraps around and comes back), and at a wave's end a
-// worker takes in the blocks already done while another is still running,
-// instead of waiting for that one first. A block waits only for blocks of earlier waves, which
-// other workers took before it and finish whatever happens to ctx, so no
-// wait is endless.
+// commute, so the view ends the same (a count of uint16 that goes below zero
+// on the way wraps around and comes back), and at a wave's end a worker
+// takes in the blocks already done while another is still running, instead
+// of waiting for that one first. A block waits only for blocks of earlier
+// waves, which other workers took before it and finish whatever happens to
+// ctx, so no wait is endless.
 func (m collapsedKernel[T]) catchUp(cw *collapsedWorker[T], upto int) {
 	cs := m.coll
 	for cw.applied < upto {
