@@ -308,27 +308,25 @@ func (m collapsedKernel[T]) prepare(ctx context.Context) error {
 func (m collapsedKernel[T]) sweep(ctx context.Context) error {
 	nb := len(m.blocks) - 1
 	cs := m.coll
+	views := cs.views.([]*collapsedWorker[T])
 	if len(cs.done) != nb {
 		cs.moves, cs.deltaK, cs.done, cs.finished = make([][]int32, nb), make([][]int32, nb), make([]chan struct{}, nb), make([]atomic.Bool, nb)
 		for b := range cs.deltaK {
 			cs.deltaK[b] = parallel.Padded[int32](m.k)
+		}
+		cs.order = m.orderWaves()
+		for _, cw := range views {
+			cw.in = make([]bool, nb)
 		}
 	}
 	for b := range cs.done {
 		cs.done[b] = make(chan struct{})
 		cs.finished[b].Store(false)
 	}
-	views := cs.views.([]*collapsedWorker[T])
 	for _, cw := range views {
 		copy(cw.base, cs.nk)
 		cw.applied = 0
-		if len(cw.in) != nb {
-			cw.in = make([]bool, nb)
-		}
 		clear(cw.in)
-	}
-	if len(cs.order) != nb {
-		cs.order = m.orderWaves()
 	}
 	if err := parallel.Blocks(ctx, len(m.sweepers), nb, func(wi, j int) {
 		b := cs.order[j]
