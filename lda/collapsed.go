@@ -113,6 +113,17 @@ type collapsedState struct {
 	// holds, or −1: after a whole sweep the views have taken in every move,
 	// so the next iteration need not copy the counts into them.
 	viewsAt int
+	// replay says nkw lacks the moves of the last sweep, which the views
+	// hold: prepare or settleCounts makes them.
+	replay bool
+}
+
+// replayMoves makes the moves of the last sweep in nkw.
+func (m *MH) replayMoves() {
+	for _, mv := range m.coll.moves {
+		applyMoves(m.nkw, mv, 1)
+	}
+	m.coll.replay = false
 }
 
 // sparseScan sets when the burn-in builds a word's proposal table from its
@@ -216,6 +227,7 @@ func (m collapsedKernel[T]) prepare(ctx context.Context) error {
 	copyViews := cs.viewsAt != m.iter
 	cs.viewsAt = -1
 	if copyViews {
+		m.settleCounts() // the views copy nkw
 		clear(cs.nk)
 		for w := 0; w < v; w++ {
 			for t, c := range m.nkw[w*k : (w+1)*k] {
@@ -239,7 +251,19 @@ func (m collapsedKernel[T]) prepare(ctx context.Context) error {
 	ab.Build(cs.smooth, smooth, cs.smoothMass)
 	p := m.phi
 	nb := (v + phiBlock - 1) / phiBlock
-	return parallel.Blocks(ctx, len(m.phiWorkers), nb, func(wi, b int) {
+	// Task 0 makes the last sweep's moves in nkw when it left them (see
+	// sweep); the word blocks read their columns from a view, which holds
+	// the same counts, so the two run side by side.
+	first := 0
+	if cs.replay {
+		first = 1
+	}
+	view := views[0].nkw
+	return parallel.Blocks(ctx, len(m.phiWorkers), first+nb, func(wi, b int) {
+		if b -= first; b < 0 {
+			m.replayMoves()
+			return
+		}
 		// Every sweeper's view starts at G⁰: copy this word block, unless
 		// the last sweep left them there.
 		lo, hi := b*phiBlock*k, min(v, (b+1)*phiBlock)*k
@@ -255,13 +279,13 @@ func (m collapsedKernel[T]) prepare(ctx context.Context) error {
 				continue
 			}
 			// The word's topics with a count, in increasing order, and
-			// their counts cnt[t]: from its tokens through the scratch
-			// counters when it has few, else from its column.
-			topics, cnt := pw.topics[:0], m.nkw[w*k:(w+1)*k]
-			tok := m.tokensOf(w)
-			fromTokens := tok != nil && len(tok)*sparseScan < k
-			if fromTokens {
-				cnt = pw.counts(k)
+			// their weights G⁰_kw/(G⁰_k + Vβ): from its tokens through the
+			// scratch counters when it has few, else from its column.
+			topics := pw.topics[:0]
+			var weights []float64
+			var mass float64
+			if tok := m.tokensOf(w); tok != nil && len(tok)*sparseScan < k {
+				cnt := pw.counts(k)
 				for _, i := range tok {
 					t := m.z[i]
 					if cnt[t] == 0 {
@@ -270,24 +294,18 @@ func (m collapsedKernel[T]) prepare(ctx context.Context) error {
 					cnt[t]++
 				}
 				slices.Sort(topics)
+				weights, mass = topicWeights(pw.weights[:0], topics, cnt, cs.invNk)
+				for _, t := range topics {
+					cnt[t] = 0 // the scratch counters stay zero between words
+				}
 			} else {
-				for t, c := range cnt {
+				col := view[w*k : (w+1)*k]
+				for t, c := range col {
 					if c > 0 {
 						topics = append(topics, uint16(t))
 					}
 				}
-			}
-			weights := pw.weights[:0]
-			var mass float64
-			for _, t := range topics {
-				x := float64(cnt[t]) * cs.invNk[t]
-				weights = append(weights, x)
-				mass += x
-			}
-			if fromTokens {
-				for _, t := range topics {
-					cnt[t] = 0 // the scratch counters stay zero between words
-				}
+				weights, mass = topicWeights(pw.weights[:0], topics, col, cs.invNk)
 			}
 			pw.topics, pw.weights = topics, weights
 			off := len(sp)
@@ -302,9 +320,22 @@ func (m collapsedKernel[T]) prepare(ctx context.Context) error {
 	})
 }
 
+// topicWeights appends to weights cnt[t]/(G⁰_t + Vβ) for each topic t of
+// topics, given the reciprocals invNk, and returns them with their sum.
+func topicWeights[C viewCount](weights []float64, topics []uint16, cnt []C, invNk []float64) ([]float64, float64) {
+	var mass float64
+	for _, t := range topics {
+		x := float64(cnt[t]) * invNk[t]
+		weights = append(weights, x)
+		mass += x
+	}
+	return weights, mass
+}
+
 // sweep samples every token once with the collapsed kernel in waves of
-// collapsedWave blocks, and leaves the counts nkw and every worker's view
-// at the counts of the new topics.
+// collapsedWave blocks, and leaves every worker's view at the counts of the
+// new topics, and the counts nkw there too or with the sweep's moves left
+// to make (collapsedState.replay).
 func (m collapsedKernel[T]) sweep(ctx context.Context) error {
 	nb := len(m.blocks) - 1
 	cs := m.coll
@@ -346,17 +377,15 @@ func (m collapsedKernel[T]) sweep(ctx context.Context) error {
 	}
 	workers := len(m.sweepers)
 	// With few moves for the size of the counts, G⁰ takes every move of
-	// the sweep, beside the views' catching up, instead of a copy of a
-	// whole view.
+	// the sweep instead of a copy of a whole view. The views hold the new
+	// counts too, so the moves wait for the next iteration's prepare, which
+	// makes them on one worker while the others build the proposal tables
+	// from a view (see settleCounts for the readers of nkw in between).
 	replay := moves*moveCost < len(m.nkw)/workers
 	_ = parallel.Blocks(bg, workers, workers, func(_, r int) {
 		m.catchUp(views[r], nb)
-		if replay && r == 0 {
-			for _, mv := range cs.moves {
-				applyMoves(m.nkw, mv, 1)
-			}
-		}
 	})
+	cs.replay = replay
 	if !replay {
 		view := views[0]
 		const chunk = 1 << 16
@@ -426,9 +455,9 @@ func (m collapsedKernel[T]) catchUp(cw *collapsedWorker[T], upto int) {
 }
 
 // moveCost is about what making one move (two random updates of the
-// counts) costs in copies of one count: sweepCollapsed makes the sweep's
-// moves again in place of copying a view of K·V counts when that is
-// cheaper. At K = 1000 on WordNet glosses (CPU profiles of
+// counts) costs in copies of one count: the collapsed kernel makes a
+// sweep's moves again on G⁰ in place of copying a view of K·V counts when
+// that is cheaper (see collapsedKernel.sweep). At K = 1000 on WordNet glosses (CPU profiles of
 // BenchmarkCollapsed) making a sweep's moves took about 3.6 ms and copying
 // the 92 MB view about 16 ms of one core's time.
 var moveCost = 16

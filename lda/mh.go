@@ -321,6 +321,7 @@ func (m *MH) step(ctx context.Context) error {
 		m.phiStale = true
 		if !m.collapsedNext() {
 			// Burn-in is over: release the per-worker count copies.
+			m.settleCounts()
 			m.coll = nil
 		}
 		return nil
@@ -421,8 +422,24 @@ func (m *MH) clearCounts() {
 	}
 }
 
+// settleCounts brings the topic-word counts up to date, for a reader of
+// them between iterations: it recounts them after a cancelled sweep, and
+// makes the moves a collapsed sweep left to the next iteration (see
+// collapsedKernel.sweep).
+func (m *MH) settleCounts() {
+	switch {
+	case m.countsStale:
+		m.recount()
+	case m.coll != nil && m.coll.replay:
+		m.replayMoves()
+	}
+}
+
 // recount recomputes the topic-word counts from z.
 func (m *MH) recount() {
+	if m.coll != nil {
+		m.coll.replay = false
+	}
 	m.clearCounts()
 	if m.words != nil {
 		m.countLDA()
@@ -599,9 +616,7 @@ func (m *MH) Phi() *Phi { return m.phi }
 // TopicWordCounts returns C_kw, row-major K×V, counted from the current
 // assignments (for a Target: the sums of AddCounts).
 func (m *MH) TopicWordCounts() []float64 {
-	if m.countsStale {
-		m.recount()
-	}
+	m.settleCounts()
 	k, v := m.k, m.v
 	c := make([]float64, k*v)
 	for w := 0; w < v; w++ {
@@ -637,9 +652,7 @@ func (m *MH) Model() *topic.Model {
 		// A SentenceLDA chain in its burn-in: the topics are its tokens'.
 		return m.modelOf(m.tokenBurn.Model().Phi, 1)
 	}
-	if m.countsStale {
-		m.recount()
-	}
+	m.settleCounts()
 	if m.words != nil {
 		return m.modelOf(posteriorPhi(m.nkw, m.k, m.v, m.cfg.Workers, m.cfg.Beta), 1)
 	}
@@ -657,9 +670,7 @@ func (m *MH) addState(ps *posteriorSum) {
 		m.tokenBurn.addState(ps)
 		return
 	}
-	if m.countsStale {
-		m.recount()
-	}
+	m.settleCounts()
 	if m.words != nil {
 		addState(ps, m.nkw)
 	} else {
