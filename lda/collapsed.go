@@ -58,7 +58,8 @@ import (
 // and, before its first block of a wave, a worker takes into its view the
 // moves of the wave before, each block's as soon as that block is done (see
 // catchUp). Fewer blocks per wave (or smaller blocks) leave less of the
-// corpus unseen by a block; more keep more workers busy. Changing it changes
+// corpus unseen by a block; more keep more workers busy. Each wave ends in
+// tailBlocks short blocks (see makeWaveBlocks). Changing it changes
 // the result; the number of workers does not. Waves of 16 blocks of 512
 // tokens, which leave a block about as much of the corpus unseen and the
 // workers half as long a block to wait for at a wave's end, were tried and
@@ -407,8 +408,9 @@ func (m collapsedKernel[T]) sweep(ctx context.Context) error {
 // before the last of this one ends, and with the blocks in corpus order a
 // worker that had finished its share waited for a long block the other
 // had just taken (a block is whole documents, and one long document makes
-// a long block). Longest first, the last blocks taken are the shortest, and
-// the workers end a wave close together (Graham's LPT rule).
+// a long block). Longest first, the last blocks taken are the shortest (a
+// wave's short tail blocks, see makeWaveBlocks), and the workers end a wave
+// close together (Graham's LPT rule).
 func (m *MH) orderWaves() []int {
 	nb := len(m.blocks) - 1
 	tokens := func(b int) int { return m.docStart[m.blocks[b+1]] - m.docStart[m.blocks[b]] }

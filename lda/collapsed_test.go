@@ -644,3 +644,50 @@ func TestOrderWaves(t *testing.T) {
 		t.Errorf("the order is the corpus order; the blocks' lengths should change it")
 	}
 }
+
+// TestMakeWaveBlocks checks how the MH chains cut the documents into
+// blocks: whole documents, each once, every block closed at the first
+// document that brings it to its place's size — a quarter of the block
+// size for a wave's last tailBlocks blocks, more for the others — and
+// whole waves holding about collapsedWave blocks' worth of items.
+func TestMakeWaveBlocks(t *testing.T) {
+	const size, maxDoc = 1024, 200
+	r := rng.Derive(5, "wave blocks")
+	docStart := []int{0}
+	for range 5000 {
+		docStart = append(docStart, docStart[len(docStart)-1]+1+r.IntN(maxDoc))
+	}
+	blocks := makeWaveBlocks(docStart, size)
+	nb := len(blocks) - 1
+	if blocks[0] != 0 || blocks[nb] != len(docStart)-1 {
+		t.Fatalf("blocks run from document %d to %d; want 0 to %d", blocks[0], blocks[nb], len(docStart)-1)
+	}
+	if nb < 4*collapsedWave {
+		t.Fatalf("%d blocks; want at least %d", nb, 4*collapsedWave)
+	}
+	items := func(b int) int { return docStart[blocks[b+1]] - docStart[blocks[b]] }
+	short := size / 4
+	long := (collapsedWave*size - tailBlocks*short) / (collapsedWave - tailBlocks) // 1,280
+	for b := range nb - 1 {
+		if blocks[b+1] <= blocks[b] {
+			t.Fatalf("block %d holds no document", b)
+		}
+		want := long
+		if b%collapsedWave >= collapsedWave-tailBlocks {
+			want = short
+		}
+		last := docStart[blocks[b+1]] - docStart[blocks[b+1]-1]
+		if items(b) < want || items(b)-last >= want {
+			t.Errorf("block %d (place %d of its wave) holds %d items, its last document %d; want it closed at the first document that reaches %d", b, b%collapsedWave, items(b), last, want)
+		}
+	}
+	for w := 0; w+collapsedWave < nb; w += collapsedWave {
+		n := 0
+		for b := w; b < w+collapsedWave; b++ {
+			n += items(b)
+		}
+		if n < collapsedWave*size || n >= collapsedWave*(size+maxDoc) {
+			t.Errorf("wave %d holds %d items; want %d to %d", w/collapsedWave, n, collapsedWave*size, collapsedWave*(size+maxDoc)-1)
+		}
+	}
+}

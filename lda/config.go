@@ -69,12 +69,16 @@ type Config struct {
 	// BlockSize is the number of items (tokens, or sentences for SentenceLDA)
 	// after which a block of whole documents is closed; each block draws
 	// from its own random stream. The burn-in kernel runs blocks in waves of
-	// eight that see each other's changes only after the wave, so smaller
+	// eight that see each other's changes only after the wave; the MH
+	// chains close a wave's last two blocks at a quarter of BlockSize and
+	// its other six at 1.25 times it, so that a wave holds about eight
+	// blocks' worth and ends in short blocks (see makeWaveBlocks). Smaller
 	// blocks make it closer to collapsed Gibbs and larger ones cost fewer
-	// synchronisations. Changing it changes the result; default 1024. On
-	// WordNet glosses (K = 50, V = 51,058, 250 sweeps of the burn-in kernel
-	// with 2 workers, seeds 1–4) blocks of 1,024 left the state at a
-	// collapsed log-likelihood of −9.301 per token on average against
+	// synchronisations. Changing it changes the result; default 1024. With
+	// blocks of one size, on WordNet glosses (K = 50, V = 51,058, 250
+	// sweeps of the burn-in kernel with 2 workers, seeds 1–4) blocks of
+	// 1,024 left the state at a collapsed log-likelihood of −9.301 per
+	// token on average against
 	// −9.310 with blocks of 4,096, and at a held-out perplexity of 4,108
 	// against 4,139 (bench/ldabench), in the same time. Smaller blocks did
 	// not help (bench/ldabench -mode quality, seeds 1–4, held-out

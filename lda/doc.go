@@ -62,7 +62,7 @@
 //
 // Determinism: a run is a function of the corpus and Config alone; the
 // number of workers never changes it. Documents are cut into fixed blocks
-// (Config.BlockSize items), block b of sweep t draws from
+// (sized by Config.BlockSize), block b of sweep t draws from
 // rng.Derive(seed, "lda", "sweep", t, b), the Dirichlet draw of Φ uses one
 // stream per block of 256 words, integer counts are merged without order
 // effects and float sums run in a fixed order. The Gibbs sampler is
