@@ -78,16 +78,15 @@ type Config struct {
 	// blocks of one size, on WordNet glosses (K = 50, V = 51,058, 250
 	// sweeps of the burn-in kernel with 2 workers, seeds 1–4) blocks of
 	// 1,024 left the state at a collapsed log-likelihood of −9.301 per
-	// token on average against
-	// −9.310 with blocks of 4,096, and at a held-out perplexity of 4,108
-	// against 4,139 (bench/ldabench), in the same time. Smaller blocks did
-	// not help (bench/ldabench -mode quality, seeds 1–4, held-out
-	// perplexity after 250 sweeps of a 300-sweep chain, one worker): blocks
-	// of 256 gave 4,142 on average against 4,108 on WordNet glosses (min-df
-	// 2) and 1,037 against 1,036 on the kernel's documentation (min-df 5).
-	// Blocks of 960 and 1,100 gave 4,129 and 4,164 on WordNet: chains that
-	// differ only in where the blocks fall spread about as widely as chains
-	// of different seeds.
+	// token on average against −9.310 with blocks of 4,096, and at a
+	// held-out perplexity of 4,108 against 4,139 (bench/ldabench), in the
+	// same time. Smaller blocks did not help (bench/ldabench -mode quality,
+	// seeds 1–4, held-out perplexity after 250 sweeps of a 300-sweep chain,
+	// one worker): blocks of 256 gave 4,142 on average against 4,108 on
+	// WordNet glosses (min-df 2) and 1,037 against 1,036 on the kernel's
+	// documentation (min-df 5). Blocks of 960 and 1,100 gave 4,129 and
+	// 4,164 on WordNet: chains that differ only in where the blocks fall
+	// spread about as widely as chains of different seeds.
 	BlockSize int `json:"block_size"`
 	// BurnIn is the number of initial sweeps of an MH chain that run the
 	// collapsed AD-LDA kernel (see SamplerADLDA) instead of the partially

@@ -214,20 +214,21 @@ const tailBlocks = 2
 // makeWaveBlocks cuts the documents into blocks of whole documents for
 // the MH chains, a wave of collapsedWave blocks at a time: the last
 // tailBlocks blocks of a wave hold at least size/4 items and the others
-// at least enough more than size that a wave holds about collapsedWave·size
-// items, as with blocks of size. The workers take a wave's blocks longest
-// first (see orderWaves), so the short ones come last, and a worker that
-// has finished its share of the wave waits for a short block, not a long
-// one. On the kernel's documentation (K = 1000, 300 sweeps, two workers)
-// the waits at the waves' ends fell from 3.1–3.6 s to 1.5–1.7 s, summed
-// over both workers; two workers' chains took 34.7–35.7 s against
+// enough more than size that a wave holds about collapsedWave·size items,
+// as with blocks of size. The workers take a wave's blocks longest first
+// (see orderWaves), so the short ones come last, and a worker that has
+// finished its share of the wave waits for a short block, not a long one.
+// On the kernel's documentation (K = 1000, 300 sweeps, three alternated
+// repeats) the waits at the waves' ends fell from 3.1–3.6 s to 1.5–1.7 s,
+// summed over both workers; two workers' chains took 34.7–35.7 s against
 // 35.9–37.5 s with blocks of one size, one worker's 68.9–73.2 s against
 // 67.8–69.5 s, and two workers ran 1.97–2.05 times as fast as one against
-// 1.84–1.91 (three alternated repeats of each). Held-out perplexity (bench/ldabench -mode quality -samplers mh
-// -k 50 -workers 2 -mh-iters 300) was 4,100 on average against 4,087 on
-// WordNet glosses (min-df 2, seeds 1–12; better on 5 seeds of 12) and
-// 1,018 against 1,021 on the kernel's documentation (min-df 5, seeds
-// 1–4): the spread of single chains (see Config.BlockSize).
+// 1.84–1.91. Quality held: on WordNet glosses (K = 50, min-df 2, two
+// workers, seeds 1–12) 250 sweeps of fedtopic train gave a held-out
+// perplexity of 3,513.9 on average against 3,512.5, and bench/ldabench
+// -mode quality after 300 sweeps 4,100 against 4,087 (lower on 5 seeds of
+// 12), and 1,018 against 1,021 on the kernel's documentation (min-df 5,
+// seeds 1–4): within the spread of single chains (see Config.BlockSize).
 func makeWaveBlocks(docStart []int, size int) []int {
 	short := max(1, size/4)
 	long := size + (size-short)*tailBlocks/(collapsedWave-tailBlocks)
