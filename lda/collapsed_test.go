@@ -227,7 +227,8 @@ func stateOf(z []uint16) int {
 // alone on a fresh view holding exactly those counts; each replay must draw
 // the block's new topics again (a block's draws depend on its view, so a
 // view that lost, doubled or added a move would, with near certainty on
-// blocks of 30 tokens, draw differently). Then the counts and every
+// blocks of 37 tokens and more, draw differently; a wave's two short
+// blocks hold 7 or more). Then the counts and every
 // worker's view must hold the counts of the sweep's end, which the next
 // iteration starts from without copying them, and a Reinit must make it
 // copy again. It runs with views of int32 counts and of uint16.
