@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 
 	"github.com/fedtopic/fedtopic/internal/chacha8"
 )
@@ -18,22 +19,55 @@ func Derive(seed uint64, labels ...any) *rand.Rand {
 	return rand.New(chacha8.New(Key(seed, labels...)))
 }
 
-// Key returns the 32-byte ChaCha8 key Derive uses for seed and labels.
+// Key returns the 32-byte ChaCha8 key Derive uses for seed and labels: the
+// SHA-256 of a domain string, the seed, and each label as its length and
+// fmt.Sprintf("%T:%v", label, label). Strings and the built-in integer
+// types, the labels of every hot path (a sampler keys each block of every
+// sweep), are formatted without fmt and hash from a buffer on the stack,
+// to the same bytes.
 func Key(seed uint64, labels ...any) [32]byte {
-	h := sha256.New()
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], seed)
-	h.Write([]byte("fedtopic/rng/v1\x00"))
-	h.Write(b[:])
+	var buf [128]byte
+	b := append(buf[:0], "fedtopic/rng/v1\x00"...)
+	b = binary.LittleEndian.AppendUint64(b, seed)
 	for _, l := range labels {
-		s := fmt.Sprintf("%T:%v", l, l)
-		binary.LittleEndian.PutUint64(b[:], uint64(len(s)))
-		h.Write(b[:])
-		h.Write([]byte(s))
+		b = appendLabel(b, l)
 	}
-	var key [32]byte
-	copy(key[:], h.Sum(nil))
-	return key
+	return sha256.Sum256(b)
+}
+
+// appendLabel appends to b the length of s = fmt.Sprintf("%T:%v", l, l),
+// as 8 bytes little-endian, and s.
+func appendLabel(b []byte, l any) []byte {
+	n := len(b)
+	b = append(b, make([]byte, 8)...)
+	switch v := l.(type) {
+	case string:
+		b = append(append(b, "string:"...), v...)
+	case int:
+		b = strconv.AppendInt(append(b, "int:"...), int64(v), 10)
+	case int8:
+		b = strconv.AppendInt(append(b, "int8:"...), int64(v), 10)
+	case int16:
+		b = strconv.AppendInt(append(b, "int16:"...), int64(v), 10)
+	case int32:
+		b = strconv.AppendInt(append(b, "int32:"...), int64(v), 10)
+	case int64:
+		b = strconv.AppendInt(append(b, "int64:"...), v, 10)
+	case uint:
+		b = strconv.AppendUint(append(b, "uint:"...), uint64(v), 10)
+	case uint8:
+		b = strconv.AppendUint(append(b, "uint8:"...), uint64(v), 10)
+	case uint16:
+		b = strconv.AppendUint(append(b, "uint16:"...), uint64(v), 10)
+	case uint32:
+		b = strconv.AppendUint(append(b, "uint32:"...), uint64(v), 10)
+	case uint64:
+		b = strconv.AppendUint(append(b, "uint64:"...), v, 10)
+	default:
+		b = fmt.Appendf(b, "%T:%v", l, l)
+	}
+	binary.LittleEndian.PutUint64(b[n:], uint64(len(b)-n-8))
+	return b
 }
 
 // New returns a ChaCha8 generator for seed with no labels.
