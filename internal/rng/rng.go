@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strconv"
 
 	"github.com/fedtopic/fedtopic/internal/chacha8"
@@ -43,26 +44,13 @@ func appendLabel(b []byte, l any) []byte {
 	switch v := l.(type) {
 	case string:
 		b = append(append(b, "string:"...), v...)
-	case int:
-		b = strconv.AppendInt(append(b, "int:"...), int64(v), 10)
-	case int8:
-		b = strconv.AppendInt(append(b, "int8:"...), int64(v), 10)
-	case int16:
-		b = strconv.AppendInt(append(b, "int16:"...), int64(v), 10)
-	case int32:
-		b = strconv.AppendInt(append(b, "int32:"...), int64(v), 10)
-	case int64:
-		b = strconv.AppendInt(append(b, "int64:"...), v, 10)
-	case uint:
-		b = strconv.AppendUint(append(b, "uint:"...), uint64(v), 10)
-	case uint8:
-		b = strconv.AppendUint(append(b, "uint8:"...), uint64(v), 10)
-	case uint16:
-		b = strconv.AppendUint(append(b, "uint16:"...), uint64(v), 10)
-	case uint32:
-		b = strconv.AppendUint(append(b, "uint32:"...), uint64(v), 10)
-	case uint64:
-		b = strconv.AppendUint(append(b, "uint64:"...), v, 10)
+	case int, int8, int16, int32, int64:
+		// A built-in type's reflect name is its %T.
+		b = append(append(b, reflect.TypeOf(v).String()...), ':')
+		b = strconv.AppendInt(b, reflect.ValueOf(v).Int(), 10)
+	case uint, uint8, uint16, uint32, uint64:
+		b = append(append(b, reflect.TypeOf(v).String()...), ':')
+		b = strconv.AppendUint(b, reflect.ValueOf(v).Uint(), 10)
 	default:
 		b = fmt.Appendf(b, "%T:%v", l, l)
 	}
