@@ -67,7 +67,10 @@ func refKey(seed uint64, labels ...any) [32]byte {
 	return key
 }
 
-type partyName string
+type (
+	partyName string
+	round     int
+)
 
 // TestKeyFormat checks that Key's fast paths hash the bytes of the plain
 // definition: a change here would change every seeded result.
@@ -78,7 +81,7 @@ func TestKeyFormat(t *testing.T) {
 		{"", "string with spaces", strings.Repeat("long ", 60)},
 		{int(-1), int8(-128), int16(math.MaxInt16), int32(math.MinInt32), int64(math.MinInt64)},
 		{uint(0), uint8(255), uint16(65535), uint32(math.MaxUint32), uint64(math.MaxUint64)},
-		{partyName("hospital"), 2.5, true, []int{1, 2}, nil},
+		{partyName("hospital"), round(3), 2.5, true, []int{1, 2}, nil},
 	}
 	for _, labels := range tests {
 		for _, seed := range []uint64{0, 1, math.MaxUint64} {
