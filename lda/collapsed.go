@@ -139,22 +139,29 @@ const sparseScan = 8
 
 // viewCount is the type of the counts in the workers' views of the
 // collapsed kernel: uint16 where every word has fewer than 1<<16 tokens and
-// a word's column is too long to prefetch whole (MH.narrowViews), else
-// int32. A count of a word in one topic is at most the word's number of
-// tokens, so the narrow views hold the same counts and the chain makes the
-// same draws. At K = 1000 the near-exact proposal reads the view at every
-// topic of the document, nearly each entry on a cache line of its own; a
-// column of uint16 takes half the lines, so reads at different topics
-// share a few more of them (on GCIDE's entries after 100 sweeps a token's
-// 10.4 document topics lay on 8.3 lines of uint16 against 9.1 of int32),
-// and a view takes half the memory, so more of it stays in the caches.
-// Whole 300-sweep chains at
-// K = 1000 (min-df 5, one worker, alternated with int32 views) ran 1.02,
-// 1.15 and 1.09 times as fast on WordNet's glosses, the kernel's
-// documentation and GCIDE's entries. At K = 50, where a column is a few
-// lines prefetched whole, uint16 made WordNet's chains slower (250 sweeps,
-// one worker: 18.9–19.4 s against 17.1–18.1 s), so narrow views are for
-// long columns only.
+// no document takes denseToken, whose AVX-512 loop reads int32
+// (MH.narrowViews), else int32. A count of a word in one topic is at most
+// the word's number of tokens, so the narrow views hold the same counts and
+// the chain makes the same draws. At K = 1000 the near-exact proposal reads
+// the view at every topic of the document, nearly each entry on a cache
+// line of its own; a column of uint16 takes half the lines, so reads at
+// different topics share a few more of them (on GCIDE's entries after 100
+// sweeps a token's 10.4 document topics lay on 8.3 lines of uint16 against
+// 9.1 of int32), and a view takes half the memory, so more of it stays in
+// the caches. Whole 300-sweep chains at K = 1000 (min-df 5, one worker,
+// alternated with int32 views) ran 1.02, 1.15 and 1.09 times as fast on
+// WordNet's glosses, the kernel's documentation and GCIDE's entries. At
+// K = 50, where a column is a few lines prefetched whole, a column of
+// uint16 is two or three lines instead of four or five: on WordNet's
+// glosses (min-df 2, no document longer than 50 tokens) 300-sweep chains
+// with 2 workers took 11.4–12.0 s against 12.1–12.6 s, and 150-sweep
+// chains with one 11.6 and 11.9 s against 12.1 and 12.7 s (alternated).
+// There the prefetch must take G⁰'s column of int32 at its own length: at
+// the view's, half of it, narrow views made the chains slower (13.8–14.6 s
+// against 12.5–13.1 s). On the kernel's documentation, whose long documents
+// take denseToken, narrow views made 150-sweep chains take 19.1–19.3 s
+// against 9.8–11.1 s with 2 workers, or 13.2–13.7 s with the counts widened
+// for the AVX-512 loop.
 type viewCount interface{ int32 | uint16 }
 
 // collapsedKernel is the collapsed kernel with views of counts of type T.
@@ -820,9 +827,9 @@ func (m collapsedKernel[T]) prefetchCollapsed(cw *collapsedWorker[T], ah ahead, 
 	w, t := int(ah.w[j]), int(ah.z[j])
 	base := w * k
 	view, n := columnSpan(cw.nkw[base:base+k], t)
-	start, _ := columnSpan(m.nkw[base:base+k], t)
+	start, gn := columnSpan(m.nkw[base:base+k], t)
 	hdr := unsafe.Pointer(&m.phi.words[w])
-	prefetch.Token(view, start, n, t0, t1, t2, hdr, hdr, hdr)
+	prefetch.Token(view, n, start, gn, t0, t1, t2, hdr, hdr, hdr)
 }
 
 // collapsedToken makes the step of collapsedDoc for token i of the
@@ -989,7 +996,7 @@ func (m collapsedKernel[T]) prefetchView(cw *collapsedWorker[T], ah ahead, i int
 	if j := i + prefetchAhead/2; j < len(ah.w) {
 		base := int(ah.w[j]) * m.k
 		view, n := columnSpan(cw.nkw[base:base+m.k], int(ah.z[j]))
-		prefetch.Token(view, view, n, view, view, view, view, view, view)
+		prefetch.Token(view, n, view, n, view, view, view, view, view, view)
 	}
 }
 

@@ -587,5 +587,5 @@ func (p *Phi) prefetchToken(ah ahead, i int) {
 	w := int(ah.w[j])
 	col, n := columnSpan(p.col[w*k:(w+1)*k], int(ah.z[j]))
 	hdr := unsafe.Pointer(&p.words[w])
-	prefetch.Token(col, col, n, t0, t1, t2, hdr, hdr, hdr)
+	prefetch.Token(col, n, col, n, t0, t1, t2, hdr, hdr, hdr)
 }

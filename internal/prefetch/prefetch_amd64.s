@@ -12,34 +12,37 @@ TEXT ·Lines(SB), NOSPLIT|NOFRAME, $0-32
 	PREFETCHT0 (AX)
 	RET
 
-// func Token(a, b unsafe.Pointer, n uintptr, l1, l2, l3, l4, l5, l6 unsafe.Pointer)
-TEXT ·Token(SB), NOSPLIT|NOFRAME, $0-72
+// func Token(a unsafe.Pointer, an uintptr, b unsafe.Pointer, bn uintptr, l1, l2, l3, l4, l5, l6 unsafe.Pointer)
+TEXT ·Token(SB), NOSPLIT|NOFRAME, $0-80
 	MOVQ a+0(FP), AX
-	MOVQ b+8(FP), BX
-	MOVQ n+16(FP), CX
-	MOVQ $2, SI
-span: // the n bytes at AX, then at BX
+	MOVQ an+8(FP), CX
 	LEAQ -1(AX)(CX*1), DX
 	ANDQ $~63, AX
-line:
+lineA: // the an bytes at a
 	PREFETCHT0 (AX)
 	ADDQ $64, AX
 	CMPQ AX, DX
-	JLS  line
-	MOVQ BX, AX
-	DECQ SI
-	JNZ  span
-	MOVQ l1+24(FP), AX
+	JLS  lineA
+	MOVQ b+16(FP), AX
+	MOVQ bn+24(FP), CX
+	LEAQ -1(AX)(CX*1), DX
+	ANDQ $~63, AX
+lineB: // the bn bytes at b
 	PREFETCHT0 (AX)
-	MOVQ l2+32(FP), AX
+	ADDQ $64, AX
+	CMPQ AX, DX
+	JLS  lineB
+	MOVQ l1+32(FP), AX
 	PREFETCHT0 (AX)
-	MOVQ l3+40(FP), AX
+	MOVQ l2+40(FP), AX
 	PREFETCHT0 (AX)
-	MOVQ l4+48(FP), AX
+	MOVQ l3+48(FP), AX
 	PREFETCHT0 (AX)
-	MOVQ l5+56(FP), AX
+	MOVQ l4+56(FP), AX
 	PREFETCHT0 (AX)
-	MOVQ l6+64(FP), AX
+	MOVQ l5+64(FP), AX
+	PREFETCHT0 (AX)
+	MOVQ l6+72(FP), AX
 	PREFETCHT0 (AX)
 	RET
 

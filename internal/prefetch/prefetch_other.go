@@ -8,10 +8,11 @@ import "unsafe"
 // on this architecture.
 func Lines(a, b, c, d unsafe.Pointer) {}
 
-// Token prefetches every cache line of the n bytes at a and of the n bytes
-// at b (at least the line of each), and the line of each of l1 to l6. It
-// does nothing on this architecture.
-func Token(a, b unsafe.Pointer, n uintptr, l1, l2, l3, l4, l5, l6 unsafe.Pointer) {}
+// Token prefetches every cache line of the an bytes at a and of the bn
+// bytes at b (at least the line of each), and the line of each of l1 to l6.
+// It does nothing on this architecture.
+func Token(a unsafe.Pointer, an uintptr, b unsafe.Pointer, bn uintptr, l1, l2, l3, l4, l5, l6 unsafe.Pointer) {
+}
 
 // Entries32 prefetches the line of each 4-byte entry base[idx[j]] of the
 // array at base. It does nothing on this architecture.
