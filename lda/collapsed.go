@@ -155,13 +155,17 @@ const sparseScan = 8
 // uint16 is two or three lines instead of four or five: on WordNet's
 // glosses (min-df 2, no document longer than 50 tokens) 300-sweep chains
 // with 2 workers took 11.4–12.0 s against 12.1–12.6 s, and 150-sweep
-// chains with one 11.6 and 11.9 s against 12.1 and 12.7 s (alternated).
-// There the prefetch must take G⁰'s column of int32 at its own length: at
-// the view's, half of it, narrow views made the chains slower (13.8–14.6 s
-// against 12.5–13.1 s). On the kernel's documentation, whose long documents
-// take denseToken, narrow views made 150-sweep chains take 19.1–19.3 s
-// against 9.8–11.1 s with 2 workers, or 13.2–13.7 s with the counts widened
-// for the AVX-512 loop.
+// chains with one 11.6 and 11.9 s against 12.1 and 12.7 s (alternated);
+// at min-df 5, 300-sweep chains with one worker took 18.6–19.7 s against
+// 19.9–21.0 s. There the prefetch must take G⁰'s column of int32 at its
+// own length: at the view's, half of it, narrow views made the chains
+// slower (13.8–14.6 s against 12.5–13.1 s). On the kernel's documentation,
+// whose long documents take denseToken, narrow views made 150-sweep chains
+// take 19.1–19.3 s against 9.8–11.1 s with 2 workers, or 13.2–13.7 s with
+// the counts widened for the AVX-512 loop; with that loop reading uint16
+// itself they took 10.9–11.6 s against 11.1–11.8 s with 2 workers but
+// 20.3–21.2 s against 18.8–19.1 s with one (bench/README.md, "Narrow
+// views at K = 50, and tables kept for two sweeps").
 type viewCount interface{ int32 | uint16 }
 
 // collapsedKernel is the collapsed kernel with views of counts of type T.
