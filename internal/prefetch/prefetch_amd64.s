@@ -16,22 +16,21 @@ TEXT ·Lines(SB), NOSPLIT|NOFRAME, $0-32
 TEXT ·Token(SB), NOSPLIT|NOFRAME, $0-80
 	MOVQ a+0(FP), AX
 	MOVQ an+8(FP), CX
+	MOVQ b+16(FP), BX
+	MOVQ bn+24(FP), R8
+	MOVQ $2, SI
+span: // the CX bytes at AX, then the R8 bytes at BX
 	LEAQ -1(AX)(CX*1), DX
 	ANDQ $~63, AX
-lineA: // the an bytes at a
+line:
 	PREFETCHT0 (AX)
 	ADDQ $64, AX
 	CMPQ AX, DX
-	JLS  lineA
-	MOVQ b+16(FP), AX
-	MOVQ bn+24(FP), CX
-	LEAQ -1(AX)(CX*1), DX
-	ANDQ $~63, AX
-lineB: // the bn bytes at b
-	PREFETCHT0 (AX)
-	ADDQ $64, AX
-	CMPQ AX, DX
-	JLS  lineB
+	JLS  line
+	MOVQ BX, AX
+	MOVQ R8, CX
+	DECQ SI
+	JNZ  span
 	MOVQ l1+32(FP), AX
 	PREFETCHT0 (AX)
 	MOVQ l2+40(FP), AX
