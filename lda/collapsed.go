@@ -139,33 +139,28 @@ const sparseScan = 8
 
 // viewCount is the type of the counts in the workers' views of the
 // collapsed kernel: uint16 where every word has fewer than 1<<16 tokens and
-// no document takes denseToken, whose AVX-512 loop reads int32
-// (MH.narrowViews), else int32. A count of a word in one topic is at most
-// the word's number of tokens, so the narrow views hold the same counts and
-// the chain makes the same draws. At K = 1000 the near-exact proposal reads
-// the view at every topic of the document, nearly each entry on a cache
-// line of its own; a column of uint16 takes half the lines, so reads at
-// different topics share a few more of them (on GCIDE's entries after 100
-// sweeps a token's 10.4 document topics lay on 8.3 lines of uint16 against
-// 9.1 of int32), and a view takes half the memory, so more of it stays in
-// the caches. Whole 300-sweep chains at K = 1000 (min-df 5, one worker,
-// alternated with int32 views) ran 1.02, 1.15 and 1.09 times as fast on
-// WordNet's glosses, the kernel's documentation and GCIDE's entries. At
-// K = 50, where a column is a few lines prefetched whole, a column of
-// uint16 is two or three lines instead of four or five: on WordNet's
-// glosses (min-df 2, no document longer than 50 tokens) 300-sweep chains
-// with 2 workers took 11.4–12.0 s against 12.1–12.6 s, and 150-sweep
-// chains with one 11.6 and 11.9 s against 12.1 and 12.7 s (alternated);
-// at min-df 5, 300-sweep chains with one worker took 18.6–19.7 s against
-// 19.9–21.0 s. There the prefetch must take G⁰'s column of int32 at its
-// own length: at the view's, half of it, narrow views made the chains
-// slower (13.8–14.6 s against 12.5–13.1 s). On the kernel's documentation,
-// whose long documents take denseToken, narrow views made 150-sweep chains
-// take 19.1–19.3 s against 9.8–11.1 s with 2 workers, or 13.2–13.7 s with
-// the counts widened for the AVX-512 loop; with that loop reading uint16
-// itself they took 10.9–11.6 s against 11.1–11.8 s with 2 workers but
-// 20.3–21.2 s against 18.8–19.1 s with one (bench/README.md, "Narrow
-// views at K = 50, and tables kept for two sweeps").
+// a word's column is too long to prefetch whole (MH.narrowViews), else
+// int32. A count of a word in one topic is at most the word's number of
+// tokens, so the narrow views hold the same counts and the chain makes the
+// same draws. At K = 1000 the near-exact proposal reads the view at every
+// topic of the document, nearly each entry on a cache line of its own; a
+// column of uint16 takes half the lines, so reads at different topics
+// share a few more of them (on GCIDE's entries after 100 sweeps a token's
+// 10.4 document topics lay on 8.3 lines of uint16 against 9.1 of int32),
+// and a view takes half the memory, so more of it stays in the caches.
+// Whole 300-sweep chains at
+// K = 1000 (min-df 5, one worker, alternated with int32 views) ran 1.02,
+// 1.15 and 1.09 times as fast on WordNet's glosses, the kernel's
+// documentation and GCIDE's entries. At K = 50, where a column is a few
+// lines prefetched whole, uint16 made WordNet's chains slower (250 sweeps,
+// one worker: 18.9–19.4 s against 17.1–18.1 s), so narrow views are for
+// long columns only. That measurement prefetched G⁰'s column at the length
+// of the view's, half of it; with each at its own length, views forced to
+// uint16 still gained nothing there (300 sweeps, 2 workers: 12.2–12.9 s
+// against 11.3–11.8 s, alternated), and on the kernel's documentation,
+// whose long documents take denseToken, one worker ran slower even with an
+// AVX-512 loop over uint16 (bench/README.md, "Narrow views at K = 50, and
+// tables kept for two sweeps").
 type viewCount interface{ int32 | uint16 }
 
 // collapsedKernel is the collapsed kernel with views of counts of type T.

@@ -155,9 +155,7 @@ func newMH(docStart []int, v, tokens int, words []int32, target Target, cfg Conf
 		}
 		m.nkw = hugepage.Make[int32](m.k * v)
 		m.wordStart, m.wordTok = wordTokens(words, v)
-		// Narrow views leave denseToken, where documents take it, without
-		// its AVX-512 loop over int32 counts (see viewCount).
-		m.narrowViews = maxRun(m.wordStart) < 1<<16 && (m.wordsAhead || maxRun(docStart) <= m.shortLen)
+		m.narrowViews = m.wordsAhead && maxRun(m.wordStart) < 1<<16
 		m.countCuts = tokenCuts(m.wordStart, countParts*cfg.Workers)
 	} else {
 		for i := 0; i < n; i++ {
@@ -532,11 +530,9 @@ func wordTokens(words []int32, v int) (start, tok []int32) {
 	return start, tok
 }
 
-// maxRun returns the longest run between consecutive offsets of start:
-// the most tokens of one word, from wordTokens' start, or of one
-// document, from a corpus' document offsets.
-func maxRun[T int | int32](start []T) int {
-	n := T(0)
+// maxRun returns the most tokens of one word, from wordTokens' start.
+func maxRun(start []int32) int {
+	n := int32(0)
 	for w := 1; w < len(start); w++ {
 		n = max(n, start[w]-start[w-1])
 	}
