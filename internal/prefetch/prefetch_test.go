@@ -33,15 +33,15 @@ func TestPrefetchLeavesMemory(t *testing.T) {
 	}
 }
 
-// BenchmarkToken measures one call for a token's reads at K = 50: a column
-// of 100 bytes, one of 200 and six lines.
+// BenchmarkToken measures one call for a token's reads at K = 50: two
+// columns of 200 bytes and six lines.
 func BenchmarkToken(b *testing.B) {
 	buf := make([]int32, 1<<20)
 	at := func(i int) unsafe.Pointer { return unsafe.Pointer(&buf[i]) }
 	i := 0
 	for b.Loop() {
 		j := (i * 7919) & (len(buf) - 64)
-		Token(at(i), 100, at(j), 200, at(i+100), at(j+100), at(i+200), at(j+200), at(i+300), at(j+300))
+		Token(at(i), 200, at(j), 200, at(i+100), at(j+100), at(i+200), at(j+200), at(i+300), at(j+300))
 		i = (i + 4099) & (len(buf) - 512)
 	}
 }
