@@ -23,3 +23,37 @@ func TestPadded(t *testing.T) {
 		check("struct{}", n, len(d), cap(d), 1)
 	}
 }
+
+func TestAligned(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 56, 1000} {
+		for range 20 { // allocations land at different offsets
+			a := Aligned[float64](n)
+			b := Aligned[uint16](n)
+			c := Aligned[uint8](n)
+			for _, s := range []struct {
+				name          string
+				addr          uintptr
+				length, spare int
+				zero          bool
+			}{
+				{"float64", uintptr(unsafe.Pointer(unsafe.SliceData(a))), len(a), (cap(a) - len(a)) * 8, allZero(a)},
+				{"uint16", uintptr(unsafe.Pointer(unsafe.SliceData(b))), len(b), (cap(b) - len(b)) * 2, allZero(b)},
+				{"uint8", uintptr(unsafe.Pointer(unsafe.SliceData(c))), len(c), cap(c) - len(c), allZero(c)},
+			} {
+				if s.addr%64 != 0 || s.length != n || s.spare < CacheGap || !s.zero {
+					t.Fatalf("Aligned[%s](%d): address %#x (mod 64: %d), len %d, %d spare bytes, zeros %v", s.name, n, s.addr, s.addr%64, s.length, s.spare, s.zero)
+				}
+			}
+		}
+	}
+}
+
+func allZero[T comparable](s []T) bool {
+	var z T
+	for _, x := range s {
+		if x != z {
+			return false
+		}
+	}
+	return true
+}
