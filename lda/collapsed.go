@@ -49,7 +49,8 @@ import (
 // proposal of the MH kernel. Both acceptances use the exact π above and the
 // exact q, so within a block the kernel leaves π invariant. Where a word's
 // column of K counts is short enough to prefetch whole (K ≤ 160), long
-// documents take exact draws from π instead (denseToken).
+// documents take exact draws from π instead (denseToken), and at K ≤ 64
+// every document does (see denseShortK).
 
 // collapsedWave is the number of blocks in a wave of the collapsed kernel:
 // every block of a wave starts from the counts G⁰ of the iteration's start
@@ -278,6 +279,9 @@ func (m collapsedKernel[T]) prepare(ctx context.Context) error {
 			for _, cw := range views {
 				copyCounts(cw.nkw[lo:hi], m.nkw[lo:hi])
 			}
+		}
+		if m.denseLong && m.shortLen == 0 {
+			return // every token takes denseToken, which reads no table
 		}
 		pw := m.phiWorkers[wi]
 		sp := p.sparse[b][:0]
@@ -523,6 +527,11 @@ func (m collapsedKernel[T]) sweepBlockCollapsed(sw *sweepWorker, cw *collapsedWo
 		inv[t] = 1 / (float64(c) + vb)
 		invDown[t] = 1 / (float64(c-1) + vb)
 	}
+	if m.denseLong {
+		for t, x := range inv {
+			sw.q[t] = x * (0 + alpha) // outside a dense document C_dt = 0
+		}
+	}
 	cw.touched = cs.moves[blk][:0]
 	cnt := sw.cnt[:k]
 	end := m.docStart[m.blocks[blk+1]]
@@ -553,12 +562,17 @@ func (m collapsedKernel[T]) sweepBlockCollapsed(sw *sweepWorker, cw *collapsedWo
 		}
 		if m.denseLong {
 			ah := m.aheadOf(s, end)
+			q := sw.q[:k]
+			for _, t := range zd {
+				q[t] = inv[t] * (float64(cnt[t]) + alpha)
+			}
 			for i := range wd {
 				m.prefetchView(cw, ah, i)
 				m.denseToken(sw, cw, zd, wd, i)
 			}
 			for _, t := range zd {
 				cnt[t] = 0
+				q[t] = inv[t] * (0 + alpha)
 			}
 			continue
 		}
@@ -893,7 +907,13 @@ func (m collapsedKernel[T]) collapsedToken(sw *sweepWorker, cw *collapsedWorker[
 		a := (nt + alpha) * wt * (ns*wCur + alpha*psT) * (dm + alpha*zs)
 		b := (ns + alpha) * wCur * (nt*wt + alpha*pt) * (dm + alpha*zt)
 		if unit(src.Uint64())*b < a {
+			s := cur
 			cur = m.move(cw, zd, i, base, cur, t)
+			if m.denseLong {
+				// denseToken's factors outside its documents.
+				sw.q[s] = cw.inv[s] * (0 + alpha)
+				sw.q[cur] = cw.inv[cur] * (0 + alpha)
+			}
 			if dt.listed[cur] == 0 {
 				dt.listed[cur] = 1
 				dt.topics = append(dt.topics, uint16(cur))
@@ -904,36 +924,35 @@ func (m collapsedKernel[T]) collapsedToken(sw *sweepWorker, cw *collapsedWorker[
 	cnt[cur]++
 }
 
-// denseToken draws token i of a long document (zd, wd: its topics and
-// words; sw.cnt its topic counts with every token in) from the collapsed
-// conditional π(k) ∝ (C_dk^(−i) + α)·(n_kw^(−i) + β)/(n_k^(−i) + Vβ) over
-// all K topics, with the counts of the worker's view: a Gibbs step, exact
-// for the view. Where a word's column of K counts is a few cache lines,
-// which the kernel prefetches whole, it costs about what the MH steps of a
-// long document cost and mixes as an exact draw does: on the kernel's
-// documentation (K = 50, one worker) whole 250-sweep chains ran 1.12 times
-// as fast with it as with the steps, and took 1.10–1.19 times as long
-// without AVX-512 (denseDraw's Go loop).
+// denseToken draws token i of a document (zd, wd: its topics and words;
+// sw.cnt its topic counts with every token in, sw.q the factors
+// (C_dt + α)/(n_t + Vβ) of those counts) from the collapsed conditional
+// π(k) ∝ (C_dk^(−i) + α)·(n_kw^(−i) + β)/(n_k^(−i) + Vβ) over all K topics,
+// with the counts of the worker's view: a Gibbs step, exact for the view.
+// Only the weight of the token's own topic lacks the token, and it is
+// computed apart, so the draw reads the view's column and q as they are,
+// with no store to either just before it. Where a word's column of K
+// counts is a few cache lines, which the kernel prefetches whole, it reads
+// one column a token where the MH steps read several, and mixes as an
+// exact draw does (see denseShortK).
 func (m collapsedKernel[T]) denseToken(sw *sweepWorker, cw *collapsedWorker[T], zd []uint16, wd []int32, i int) {
 	k := m.k
-	cnt, inv := sw.cnt[:k], cw.inv[:k]
+	cnt, inv, q := sw.cnt[:k], cw.inv[:k], sw.q[:k]
+	alpha, beta := m.alpha, m.beta
 	cur := int(zd[i])
 	base := int(wd[i]) * k
 	nw := cw.nkw[base : base+k]
-	// The token leaves its topic for the draw.
-	cnt[cur]--
-	nw[cur]--
-	invCur := inv[cur]
-	inv[cur] = cw.invDown[cur]
-	t := denseDraw(nw, inv, cnt, m.alpha, m.beta, unit(sw.src.Uint64()), sw.dense)
-	nw[cur]++
-	inv[cur] = invCur
+	wcur := (float64(nw[cur]-1) + beta) * (cw.invDown[cur] * (float64(cnt[cur]-1) + alpha))
 	// Every weight is positive, so any topic is one the conditional can
 	// take; the draw returns K only by rounding.
-	if t = min(t, k-1); t != cur {
-		cur = m.move(cw, zd, i, base, cur, t)
+	t := min(denseDraw(nw, sw.q, cur, wcur, beta, unit(sw.src.Uint64()), sw.dense, m.denseOrder), k-1)
+	if t != cur {
+		m.move(cw, zd, i, base, cur, t)
+		cnt[cur]--
+		cnt[t]++
+		q[cur] = inv[cur] * (float64(cnt[cur]) + alpha)
+		q[t] = inv[t] * (float64(cnt[t]) + alpha)
 	}
-	cnt[cur]++
 }
 
 // drawSmooth draws a topic from the shared table of the smoothing part.
@@ -999,19 +1018,32 @@ func (m collapsedKernel[T]) prefetchView(cw *collapsedWorker[T], ah ahead, i int
 	}
 }
 
-// denseShortK is the largest K at which the burn-in draws every document
-// of more than K tokens exactly over all K topics (denseToken) instead of
-// only those longer than Config.ExactLen: such a document holds many of
-// the K topics, and collapsedToken's sum over them costs more than
-// denseToken's pass over all K, eight at a time. On the kernel's
-// documentation (min-df 2, one worker, 100 sweeps at K = 50) sections of
-// more than 256, 128, 64, 32 and 16 tokens taking the dense draw gave
-// 14.5–15.1, 13.3–13.4, 12.8–13.7, 12.6–13.5 and 13.8 s (two runs each);
-// at K = 150 (60 sweeps) more than 150 or 64 tokens instead of 256 was no
-// faster (12.5–13.2 s against 12.3–12.5 s), and at K = 100 the runs did
-// not separate from the host's noise. Whole 300-sweep chains with two
-// workers at K = 50 ran faster and reached a lower held-out perplexity:
-// 19.7–20.4 s against 20.1–22.0 s and 1,157 against 1,168 on the kernel's
-// documentation (seed 3), 29.0–31.3 s against 33.0–34.6 s and 3,615
-// against 3,641 on GCIDE's entries (seed 1).
+// denseShortK is the largest K at which the burn-in draws every token
+// exactly over all K topics (denseToken), short documents too, instead of
+// giving documents of at most Config.ExactLen tokens collapsedDoc's
+// proposal. At such K a word's column is a few cache lines, and the dense
+// draw reads that column and nothing else — no proposal table, no column
+// of G⁰ — so the burn-in builds no tables, where collapsedToken reads
+// about three times the lines (the view's column, G⁰'s, the word's table
+// and its header). And the dense draw is a Gibbs step,
+// where collapsedToken's independence step rejects about one proposal in
+// twenty. On WordNet's glosses (K = 50, min-df 2, 300 sweeps, two
+// workers, alternated with the build before) chains took 10.2–10.4 s
+// against 11.6–11.9 s; on the kernel's documentation and GCIDE's entries
+// (min-df 5) 29.0–29.3 and 40.2 s against 35.8–37.2 and 48.5 s with one
+// worker, 15.4–15.5 and 20.8 s against 20.1–21.7 and 25.7 s with two. On
+// WordNet (seeds 1–48, scored as in bench/README.md, "NPMI against
+// collapsed Gibbs over 48 seeds") 300 sweeps reached a held-out
+// perplexity of 3,429.6 against 3,463.8 and an NPMI of 0.0757 against
+// 0.0706 (+0.0050, standard error 0.0023). Where the host lacks AVX-512
+// the AVX2 loop still ran faster than collapsedToken (100 sweeps, one
+// worker: 7.9–8.0 s against 8.4 s), but the Go loop, the one for other
+// architectures, took 11.8–12.3 s. Above 64 the proposal's sum over a
+// short document's few topics costs less than a pass over all K: on the
+// kernel's documentation (min-df 2, one worker, 100 sweeps at K = 50,
+// when the dense draw summed in topic order) sections of more than 256,
+// 128, 64, 32 and 16 tokens taking the dense draw gave 14.5–15.1,
+// 13.3–13.4, 12.8–13.7, 12.6–13.5 and 13.8 s (two runs each); at K = 150
+// (60 sweeps) more than 150 or 64 tokens instead of 256 was no faster
+// (12.5–13.2 s against 12.3–12.5 s).
 const denseShortK = 64

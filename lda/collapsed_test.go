@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/fedtopic/fedtopic/corpus"
-	"github.com/fedtopic/fedtopic/internal/chacha8"
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
 
@@ -134,7 +133,8 @@ func collapsedPosterior() []float64 {
 
 // TestCollapsedTokenExact checks one step of the short-document kernel
 // (collapsedToken) where it is exact: with the tables built from the
-// current state. Each chain draws its state from p(z | w), builds the
+// current state. At K = 2 the burn-in draws every document densely, so the
+// test gives short documents to collapsedToken, as larger K do. Each chain draws its state from p(z | w), builds the
 // tables, and updates one token (chain c updates token c mod 5, so every
 // token's step, with and without a document part, is covered; a mixture
 // of π-invariant kernels is π-invariant). The joint frequencies are
@@ -156,6 +156,7 @@ func TestCollapsedTokenExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		m.shortLen = len(c.Words)
 		s0 := drawState(r, p)
 		setState(m.z, s0)
 		m.recount()
@@ -267,7 +268,7 @@ func testCollapsedWaves[T viewCount](t *testing.T, narrow bool) {
 	copy(m.nkw, nkw0)
 	// Documents of more than K tokens take the dense draw, the others
 	// collapsedDoc's proposal: the replays run both.
-	sw := &sweepWorker{src: chacha8.New([32]byte{}), cnt: make([]int32, m.k), dt: docTopics{listed: make([]uint8, m.k)}, dense: make([]uint64, (m.k+7)&^7)}
+	sw := newSweepWorker(m.k, true)
 	cw := &collapsedWorker[T]{nk: make([]int32, m.k), inv: make([]float64, m.k), invDown: make([]float64, m.k)}
 	kern := collapsedKernel[T]{m}
 	moved := 0
@@ -509,19 +510,19 @@ func TestCollapsedReplaySame(t *testing.T) {
 }
 
 // TestShortLen checks which documents the burn-in gives collapsedDoc's
-// proposal: at most K tokens where K ≤ denseShortK (longer ones take the
-// dense draw), at most Config.ExactLen tokens above, and never more than
-// ExactLen.
+// proposal: none where K ≤ denseShortK (every document takes the dense
+// draw), at most Config.ExactLen tokens above.
 func TestShortLen(t *testing.T) {
 	c := randomCorpus("short len corpus", 10, 20, 5, 1)
 	for _, tc := range []struct{ k, exactLen, want int }{
-		{k: 2, want: 2},
-		{k: 50, want: 50},
-		{k: denseShortK, want: denseShortK},
+		{k: 2, want: 0},
+		{k: 50, want: 0},
+		{k: denseShortK, want: 0},
 		{k: denseShortK + 1, want: DefaultExactLen},
 		{k: 160, want: DefaultExactLen},
 		{k: 1000, want: DefaultExactLen}, // no dense draw: columns too long to prefetch whole
-		{k: 50, exactLen: 20, want: 20},
+		{k: 50, exactLen: 20, want: 0},
+		{k: 100, exactLen: 20, want: 20},
 		{k: 50, exactLen: -1, want: 0},
 		{k: 1000, exactLen: 30, want: 30},
 	} {

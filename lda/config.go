@@ -127,10 +127,11 @@ type Config struct {
 	// α·φ_kw comes from the word's alias table. Documents with more tokens
 	// take Config.MHSteps MH steps per token, O(1) each. Both leave the same
 	// target invariant; an exact draw mixes like many MH steps. The burn-in
-	// likewise takes its near-exact proposal (see SamplerADLDA) in documents
-	// of at most ExactLen tokens — and at most K tokens where K ≤ 64; in
-	// longer ones it draws each token from its collapsed conditional over
-	// all K topics where K ≤ 160, and takes MH steps at larger K. Default
+	// draws every token from its collapsed conditional over all K topics
+	// where K ≤ 64; at larger K it takes its near-exact proposal (see
+	// SamplerADLDA) in documents of at most ExactLen tokens, and in longer
+	// ones draws from the conditional over all K where K ≤ 160 and takes
+	// MH steps above. Default
 	// DefaultExactLen (256): on GCIDE's dictionary entries (30% of the
 	// tokens in entries of more than 64; bench/gcide_entries.py, K = 50,
 	// 2 workers, seeds 1 and 2) 250 sweeps came 0.76% and 1.3% above

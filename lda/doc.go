@@ -40,9 +40,11 @@
 // at its topic, and a topic that empties gets a spiky Dirichlet(β) row that
 // few items can enter — so by default an MH chain starts with a burn-in of
 // the collapsed AD-LDA kernel (Config.BurnIn): all but the last 10 sweeps
-// (or the last tenth, if fewer) for LDA, where short documents take an
-// independence MH step whose proposal is nearly the collapsed conditional,
-// so topics form as fast as with collapsed Gibbs; the first half for
+// (or the last tenth, if fewer) for LDA, where at K ≤ 64 every token is
+// drawn exactly from its collapsed conditional over all K topics (a Gibbs
+// step on the block's counts) and at larger K short documents take an
+// independence MH step whose proposal is nearly that conditional, so
+// topics form as fast as with collapsed Gibbs; the first half for
 // SentenceLDA, on the tokens as plain LDA, after which every sentence takes
 // its tokens' majority topic.
 //

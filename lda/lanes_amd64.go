@@ -11,6 +11,10 @@ import (
 // forms).
 var useLanesAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL
 
+// useDenseAVX2 says denseDraw may take its AVX2 loop where AVX-512 is
+// missing.
+var useDenseAVX2 = cpu.X86.HasAVX2
+
 // zeroLanesAVX512 is zeroLanes for the first n entries, n a multiple of 8,
 // eight at a time, with counts of countBytes bytes (4: int32, 8: float64):
 // it writes the slow bits of entries 8j to 8j+7 as byte j of slow.
@@ -34,7 +38,15 @@ func colMaxAVX512(col *float32, fac *float64, n int, out *[8]float64)
 func colScaleAVX512(col *float32, fac *float64, n int, in float32, topics *uint16, parts *[8]float64) int
 
 // denseDrawAVX512 is denseDraw for n ≥ 1 entries, eight at a time, the
-// last group masked.
+// last group's loads of col masked; the token's own topic is lane cbit (a
+// bit) of group cg.
 //
 //go:noescape
-func denseDrawAVX512(col *int32, inv *float64, cnt *int32, n int, alpha, beta, unit float64, sums *float64) int
+func denseDrawAVX512(col *int32, q *float64, n int, cg int, cbit int, wcur, beta, unit float64, sums *float64, order *uint16) int
+
+// denseDrawAVX2 is denseDraw's loop with AVX2, four lanes to a register,
+// for hosts without AVX-512: curMask holds all ones at the token's lane
+// (of group cg), tailMask at the last group's lanes of entries.
+//
+//go:noescape
+func denseDrawAVX2(col *int32, q *float64, n int, cg int, curMask *int64, tailMask *int32, wcur, beta, unit float64, sums *float64, order *uint16) int

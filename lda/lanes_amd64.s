@@ -175,100 +175,251 @@ scaledone:
 	VZEROUPPER
 	RET
 
-// func denseDrawAVX512(col *int32, inv *float64, cnt *int32, n int, alpha, beta, unit float64, sums *float64) int
+// func denseDrawAVX512(col *int32, q *float64, n int, cg int, cbit int, wcur, beta, unit float64, sums *float64, order *uint16) int
 //
-// Per group of eight entries: w = (float64(col)+β)·inv·(float64(cnt)+α);
-// w += w shifted up by 1, 2, then 4 lanes (zeros shifted in); w += carry,
-// the broadcast last sum of the group before; store. The last group loads
-// and stores only its n mod 8 entries. Then u = unit·total, the total
-// being the last sum stored (in a partial group the last lane adds its
-// entries in another order), and the result is the number of sums ≤ u.
-TEXT ·denseDrawAVX512(SB), NOSPLIT, $0-72
+// Per group of eight entries: w = (float64(col)+β)·q, with lane cbit of
+// group cg set to wcur; V += w; store V. The last group loads only its
+// n mod 8 entries of col (q is zero past n). Then L, the lanes' exclusive
+// running totals: V shifted up by 1 lane, plus itself shifted up by 1, 2,
+// then 4 lanes (zeros shifted in); u = unit·(L + V)[7]; the count p of the
+// stored sums of the n entries with sum + L ≤ u (the last group's compare
+// masked); and order[p], or n if p = n.
+TEXT ·denseDrawAVX512(SB), NOSPLIT, $0-88
 	MOVQ         col+0(FP), SI
-	MOVQ         inv+8(FP), DX
-	MOVQ         cnt+16(FP), R8
-	MOVQ         n+24(FP), CX
-	VBROADCASTSD alpha+32(FP), Z31
-	VBROADCASTSD beta+40(FP), Z30
-	MOVQ         sums+56(FP), DI
-	MOVQ         CX, R9
-	SHRQ         $3, R9        // whole groups
-	MOVQ         CX, R10
-	ANDQ         $7, R10       // entries of the last, partial group
+	MOVQ         q+8(FP), DX
+	MOVQ         n+16(FP), CX
+	MOVQ         cg+24(FP), R12
+	MOVQ         cbit+32(FP), R13
+	VBROADCASTSD wcur+40(FP), Z26
+	VBROADCASTSD beta+48(FP), Z30
+	MOVQ         sums+64(FP), DI
+	XORQ         R14, R14      // groups done
 	VPXORQ       Z29, Z29, Z29 // 0
-	VPXORQ       Z28, Z28, Z28 // carry
-	MOVQ         $7, AX
-	VPBROADCASTQ AX, Z27       // the index of the last lane
+	VPXORQ       Z28, Z28, Z28 // V
 	MOVQ         $0xff, AX
 	KMOVB        AX, K1        // all lanes
 
-cumloop:
+sumloop:
 	CMPQ  CX, $8
-	JGE   cumgroup
+	JGE   sumgroup
 	TESTQ CX, CX
-	JZ    cumdone
+	JZ    sumdone
 	MOVQ  $1, AX
 	SHLQ  CX, AX
 	DECQ  AX
 	KMOVB AX, K1               // the last group's lanes
 	MOVQ  $8, CX
 
-cumgroup:
+sumgroup:
 	VMOVDQU32.Z (SI), K1, Y0
 	VCVTDQ2PD   Y0, Z0
 	VADDPD      Z30, Z0, Z0
-	VMOVUPD.Z   (DX), K1, Z1
-	VMULPD      Z1, Z0, Z0
-	VMOVDQU32.Z (R8), K1, Y2
-	VCVTDQ2PD   Y2, Z2
-	VADDPD      Z31, Z2, Z2
-	VMULPD      Z2, Z0, Z0
-	VALIGNQ     $7, Z29, Z0, Z3
-	VADDPD      Z3, Z0, Z0
-	VALIGNQ     $6, Z29, Z0, Z3
-	VADDPD      Z3, Z0, Z0
-	VALIGNQ     $4, Z29, Z0, Z3
-	VADDPD      Z3, Z0, Z0
-	VADDPD      Z28, Z0, Z0
-	VPERMPD     Z0, Z27, Z28
-	VMOVUPD     Z0, K1, (DI)
+	VMULPD      (DX), Z0, Z0
+	XORQ        BX, BX
+	CMPQ        R14, R12
+	CMOVQEQ     R13, BX
+	KMOVB       BX, K2         // the lane of cur, in its group
+	VMOVAPD     Z26, K2, Z0
+	VADDPD      Z0, Z28, Z28
+	VMOVUPD     Z28, (DI)
 	ADDQ        $32, SI
 	ADDQ        $64, DX
-	ADDQ        $32, R8
 	ADDQ        $64, DI
+	INCQ        R14
 	SUBQ        $8, CX
-	JNZ         cumloop
+	JNZ         sumloop
 
-cumdone:
-	MOVQ         n+24(FP), CX
-	MOVQ         sums+56(FP), DI
-	VMOVSD       -8(DI)(CX*8), X4    // total, the last sum stored
-	VMULSD       unit+48(FP), X4, X4 // u = unit·total
-	VBROADCASTSD X4, Z5
+sumdone:
+	VALIGNQ      $7, Z29, Z28, Z1
+	VALIGNQ      $7, Z29, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VALIGNQ      $6, Z29, Z1, Z2
+	VADDPD       Z2, Z1, Z1
+	VALIGNQ      $4, Z29, Z1, Z2
+	VADDPD       Z2, Z1, Z1    // L
+	VADDPD       Z28, Z1, Z2   // L + V
+	MOVQ         $7, AX
+	VPBROADCASTQ AX, Z3
+	VPERMPD      Z2, Z3, Z3    // the total, in every lane
+	VBROADCASTSD unit+56(FP), Z4
+	VMULPD       Z4, Z3, Z3    // u
+	MOVQ         sums+64(FP), DI
 	XORQ         AX, AX
-	TESTQ        R9, R9
-	JZ           cmptail
+	DECQ         R14           // whole groups before the last
+	JZ           countlast
 
-cmploop:
-	VMOVUPD (DI), Z6
-	VCMPPD  $2, Z5, Z6, K2   // sum ≤ u
+countloop:
+	VADDPD  (DI), Z1, Z5
+	VCMPPD  $2, Z3, Z5, K2     // sum + L ≤ u
 	KMOVB   K2, BX
 	POPCNTL BX, BX
 	ADDQ    BX, AX
 	ADDQ    $64, DI
-	DECQ    R9
-	JNZ     cmploop
+	DECQ    R14
+	JNZ     countloop
 
-cmptail:
-	TESTQ     R10, R10
-	JZ        drawdone
-	VMOVUPD.Z (DI), K1, Z6
-	VCMPPD    $2, Z5, Z6, K1, K2
-	KMOVB     K2, BX
+countlast:
+	VADDPD  (DI), Z1, Z5
+	VCMPPD  $2, Z3, Z5, K1, K2 // only the lanes of entries
+	KMOVB   K2, BX
+	POPCNTL BX, BX
+	ADDQ    BX, AX
+	CMPQ    AX, n+16(FP)
+	JGE     countall
+	MOVQ    order+72(FP), SI
+	MOVWQZX (SI)(AX*2), AX
+	MOVQ    AX, ret+80(FP)
+	VZEROUPPER
+	RET
+
+countall:
+	MOVQ n+16(FP), AX
+	MOVQ AX, ret+80(FP)
+	VZEROUPPER
+	RET
+
+// func denseDrawAVX2(col *int32, q *float64, n int, cg int, curMask *int64, tailMask *int32, wcur, beta, unit float64, sums *float64, order *uint16) int
+//
+// denseDrawAVX512 with four lanes to a register: each group of eight is a
+// low half (lanes 0–3) and a high half (lanes 4–7), with the same
+// operations on each lane, so the same bits. curMask points to eight
+// int64, all ones at the token's lane; tailMask to eight int32, all ones
+// at the last group's lanes of entries. The shifts of the lanes' totals
+// cross the halves by permutes and blends.
+TEXT ·denseDrawAVX2(SB), NOSPLIT, $0-96
+	MOVQ         col+0(FP), SI
+	MOVQ         q+8(FP), DX
+	MOVQ         n+16(FP), CX
+	MOVQ         cg+24(FP), R12
+	MOVQ         curMask+32(FP), AX
+	VMOVUPD      (AX), Y11
+	VMOVUPD      32(AX), Y10
+	VBROADCASTSD wcur+48(FP), Y14
+	VBROADCASTSD beta+56(FP), Y15
+	MOVQ         sums+72(FP), DI
+	XORQ         R14, R14         // groups done
+	VXORPD       Y9, Y9, Y9       // 0
+	VXORPD       Y13, Y13, Y13    // V, lanes 0–3
+	VXORPD       Y12, Y12, Y12    // V, lanes 4–7
+
+x2loop:
+	CMPQ CX, $8
+	JL   x2tail
+	VCVTDQ2PD (SI), Y0
+	VCVTDQ2PD 16(SI), Y1
+	JMP  x2group
+
+x2tail:
+	TESTQ      CX, CX
+	JZ         x2done
+	MOVQ       tailMask+40(FP), AX
+	VMOVDQU    (AX), X2
+	VPMASKMOVD (SI), X2, X0
+	VMOVDQU    16(AX), X2
+	VPMASKMOVD 16(SI), X2, X1
+	VCVTDQ2PD  X0, Y0
+	VCVTDQ2PD  X1, Y1
+	MOVQ       $8, CX
+
+x2group:
+	VADDPD    Y15, Y0, Y0
+	VMULPD    (DX), Y0, Y0
+	VADDPD    Y15, Y1, Y1
+	VMULPD    32(DX), Y1, Y1
+	CMPQ      R14, R12
+	JNE       x2add
+	VBLENDVPD Y11, Y14, Y0, Y0    // the token's lane takes wcur
+	VBLENDVPD Y10, Y14, Y1, Y1
+
+x2add:
+	VADDPD  Y0, Y13, Y13
+	VADDPD  Y1, Y12, Y12
+	VMOVUPD Y13, (DI)
+	VMOVUPD Y12, 32(DI)
+	ADDQ    $32, SI
+	ADDQ    $64, DX
+	ADDQ    $64, DI
+	INCQ    R14
+	SUBQ    $8, CX
+	JNZ     x2loop
+
+x2done:
+	// E = the totals shifted up by one lane: (Y1, Y2).
+	VPERMPD   $0x90, Y13, Y1     // A0 A0 A1 A2
+	VBLENDPD  $1, Y9, Y1, Y1     // 0 A0 A1 A2
+	VPERMPD   $0x90, Y12, Y2     // B0 B0 B1 B2
+	VPERMPD   $0xff, Y13, Y3     // A3 A3 A3 A3
+	VBLENDPD  $1, Y3, Y2, Y2     // A3 B0 B1 B2
+	// E += E shifted up by 1.
+	VPERMPD   $0x90, Y1, Y3
+	VBLENDPD  $1, Y9, Y3, Y3
+	VPERMPD   $0x90, Y2, Y4
+	VPERMPD   $0xff, Y1, Y5
+	VBLENDPD  $1, Y5, Y4, Y4
+	VADDPD    Y3, Y1, Y1
+	VADDPD    Y4, Y2, Y2
+	// E += E shifted up by 2.
+	VPERMPD   $0x40, Y1, Y3      // E0 E0 E0 E1
+	VBLENDPD  $3, Y9, Y3, Y3     // 0 0 E0 E1
+	VPERM2F128 $0x21, Y2, Y1, Y4 // E2 E3 E4 E5
+	VADDPD    Y3, Y1, Y1
+	VADDPD    Y4, Y2, Y2
+	// E += E shifted up by 4: the low half adds zeros.
+	VADDPD    Y1, Y2, Y2         // L: (Y1, Y2)
+	VADDPD    Y12, Y2, Y3        // (L + V), lanes 4–7
+	VPERMPD   $0xff, Y3, Y3      // the total, in every lane
+	VBROADCASTSD unit+64(FP), Y4
+	VMULPD    Y4, Y3, Y3         // u
+	MOVQ      sums+72(FP), DI
+	XORQ      AX, AX
+	DECQ      R14                // whole groups before the last
+	JZ        x2last
+
+x2count:
+	VADDPD    (DI), Y1, Y5
+	VADDPD    32(DI), Y2, Y6
+	VCMPPD    $2, Y3, Y5, Y5     // sum + L ≤ u
+	VCMPPD    $2, Y3, Y6, Y6
+	VMOVMSKPD Y5, BX
 	POPCNTL   BX, BX
 	ADDQ      BX, AX
+	VMOVMSKPD Y6, BX
+	POPCNTL   BX, BX
+	ADDQ      BX, AX
+	ADDQ      $64, DI
+	DECQ      R14
+	JNZ       x2count
 
-drawdone:
-	MOVQ AX, ret+64(FP)
+x2last:
+	VADDPD    (DI), Y1, Y5
+	VADDPD    32(DI), Y2, Y6
+	VCMPPD    $2, Y3, Y5, Y5
+	VCMPPD    $2, Y3, Y6, Y6
+	VMOVMSKPD Y5, BX
+	VMOVMSKPD Y6, R8
+	SHLQ      $4, R8
+	ORQ       R8, BX
+	MOVQ      n+16(FP), CX
+	ANDQ      $7, CX
+	JZ        x2full
+	MOVQ      $1, R8
+	SHLQ      CX, R8
+	DECQ      R8
+	ANDQ      R8, BX             // only the lanes of entries
+
+x2full:
+	POPCNTL BX, BX
+	ADDQ    BX, AX
+	CMPQ    AX, n+16(FP)
+	JGE     x2all
+	MOVQ    order+80(FP), SI
+	MOVWQZX (SI)(AX*2), AX
+	MOVQ    AX, ret+88(FP)
+	VZEROUPPER
+	RET
+
+x2all:
+	MOVQ n+16(FP), AX
+	MOVQ AX, ret+88(FP)
 	VZEROUPPER
 	RET

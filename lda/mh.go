@@ -57,6 +57,8 @@ type MH struct {
 	// shortLen: the burn-in takes the near-exact proposal of collapsedDoc
 	// in documents of at most shortLen tokens (see denseShortK).
 	shortLen int
+	// denseOrder: the topics in the order of denseDraw's running sums.
+	denseOrder []uint16
 	// narrowViews: the burn-in's views of the counts hold uint16 (see
 	// viewCount).
 	narrowViews bool
@@ -72,10 +74,26 @@ type sweepWorker struct {
 	// ring holds the words of the MH steps drawn ahead in a long
 	// document (see mhDrawAhead).
 	ring []uint64
-	// dense holds the running sums of denseToken's conditional, where
-	// the chain takes it (MH.denseLong, plain LDA).
+	// dense holds the running sums of denseToken's conditional, and q
+	// the factors (C_dk + α)/(n_k + Vβ) of its weights: at the topics of
+	// the document being drawn densely with C_dk its counts, elsewhere
+	// with 0 (see collapsedKernel.denseToken); both 8·⌈K/8⌉ long and
+	// aligned to 64 bytes, where the chain draws densely (MH.denseLong,
+	// plain LDA).
 	dense []uint64
+	q     []float64
 	_     [parallel.CacheGap]byte
+}
+
+// newSweepWorker returns the scratch of one goroutine of a sweep at K
+// topics, with room for dense draws if dense.
+func newSweepWorker(k int, dense bool) *sweepWorker {
+	sw := &sweepWorker{src: chacha8.New([32]byte{}), cnt: parallel.Padded[int32](k), dt: docTopics{listed: parallel.Padded[uint8](k)}}
+	if dense {
+		sw.dense = parallel.Aligned[uint64]((k + 7) &^ 7)
+		sw.q = parallel.Aligned[float64]((k + 7) &^ 7)
+	}
+	return sw
 }
 
 // NewMH returns an MH chain for cfg.Model (LDA or SentenceLDA) on c, with
@@ -144,9 +162,10 @@ func newMH(docStart []int, v, tokens int, words []int32, target Target, cfg Conf
 		wordsAhead: uintptr(cfg.K)*4 > maxWholeColumn, // 4 bytes: float32 of Φ, int32 of counts
 	}
 	m.denseLong = !m.wordsAhead
+	m.denseOrder = denseOrder(cfg.K)
 	m.shortLen = cfg.ExactLen
 	if m.denseLong && cfg.K <= denseShortK {
-		m.shortLen = min(cfg.ExactLen, cfg.K)
+		m.shortLen = 0
 	}
 	propose := make([]bool, v)
 	if words != nil {
@@ -175,11 +194,7 @@ func newMH(docStart []int, v, tokens int, words []int32, target Target, cfg Conf
 	m.phi = newPhi(m.k, v, propose, target != nil)
 	m.blocks = makeWaveBlocks(docStart, cfg.BlockSize)
 	for range cfg.Workers {
-		sw := &sweepWorker{src: chacha8.New([32]byte{}), cnt: parallel.Padded[int32](m.k), dt: docTopics{listed: parallel.Padded[uint8](m.k)}}
-		if m.denseLong && words != nil {
-			sw.dense = make([]uint64, (m.k+7)&^7)
-		}
-		m.sweepers = append(m.sweepers, sw)
+		m.sweepers = append(m.sweepers, newSweepWorker(m.k, m.denseLong && words != nil))
 		m.phiWorkers = append(m.phiWorkers, newPhiWorker())
 	}
 	// Uniform initial topics, one stream per block. Drawing each token's
