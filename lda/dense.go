@@ -27,9 +27,9 @@ import (
 // order, order[p] (see denseOrder). The lanes past K weigh 0 (q is zero
 // there) and are never counted, so rounding, which can put a lane's first
 // running sum an ulp below the last of the lane before, can only move the
-// draw by a position or two in the order, never past K. Any fixed order of the topics
-// gives an exact draw; this one takes about half the vector operations of
-// running sums in topic order. With AVX-512 at K = 50 (amd64; benchmarks
+// draw by a position or two in the order, never past K. Any fixed order
+// of the topics gives an exact draw; this one takes about half the vector
+// operations of running sums in topic order. With AVX-512 at K = 50 (amd64; benchmarks
 // of the two loops, not kept) independent draws took 24 ns against 34 ns
 // for running sums in topic order, and chains of draws, each token's
 // topic the draw before's, 33 ns against 35 ns — and 50–55 ns for the
@@ -104,7 +104,7 @@ func denseDrawGo[T viewCount](col []T, q []float64, cur int, wcur, beta, unit fl
 	// compares, come first. So a lane whose last position counts adds all
 	// of its positions, one whose first does not adds none, and only the
 	// lane between, where u falls, is scanned: the same count as
-	// comparing every position, in about a tenth of the comparisons.
+	// comparing every position, in under half the comparisons at K = 50.
 	l := [8]float64{0, l1, l2, l3, l4, l5, l6, l7}
 	g := (k + 7) / 8
 	full := k - 8*(g-1) // lanes with an entry in the last group

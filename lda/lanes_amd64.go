@@ -11,9 +11,9 @@ import (
 // forms).
 var useLanesAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL
 
-// useDenseAVX2 says denseDraw may take its AVX2 loop where AVX-512 is
-// missing.
-var useDenseAVX2 = cpu.X86.HasAVX2
+// useDenseAVX2 says denseDraw may take its AVX2 loop (which counts with
+// POPCNT) where AVX-512 is missing.
+var useDenseAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasPOPCNT
 
 // zeroLanesAVX512 is zeroLanes for the first n entries, n a multiple of 8,
 // eight at a time, with counts of countBytes bytes (4: int32, 8: float64):
