@@ -134,10 +134,11 @@ func collapsedPosterior() []float64 {
 // TestCollapsedTokenExact checks one step of the short-document kernel
 // (collapsedToken) where it is exact: with the tables built from the
 // current state. At K = 2 the burn-in draws every document densely, so the
-// test gives short documents to collapsedToken, as larger K do. Each chain draws its state from p(z | w), builds the
-// tables, and updates one token (chain c updates token c mod 5, so every
-// token's step, with and without a document part, is covered; a mixture
-// of π-invariant kernels is π-invariant). The joint frequencies are
+// test gives short documents to collapsedToken, as larger K do. Each chain
+// draws its state from p(z | w), builds the tables, and updates one token
+// (chain c updates token c mod 5, so every token's step, with and without
+// a document part, is covered; a mixture of π-invariant kernels is
+// π-invariant). The joint frequencies are
 // compared with p by a chi-square test at a false-failure rate of 1e-6;
 // 4·10⁵ chains make the test see a kernel that leaves out the correction for
 // the token's own count in the tables (chi-square about 150 against 84).
@@ -245,6 +246,10 @@ func testCollapsedWaves[T viewCount](t *testing.T, narrow bool) {
 		t.Fatal(err)
 	}
 	m.narrowViews = narrow
+	// Documents of at most K tokens take collapsedDoc's proposal, longer
+	// ones the dense draw, so that the replays run both (left alone, every
+	// document would take the dense draw at this K).
+	m.shortLen = m.k
 	ctx := context.Background()
 	if err := m.Run(ctx, 2, nil); err != nil { // a state with structure
 		t.Fatal(err)
@@ -266,8 +271,6 @@ func testCollapsedWaves[T viewCount](t *testing.T, narrow bool) {
 	nkw1 := slices.Clone(m.nkw)
 	nkw0, _ := countsOfState(m, z0)
 	copy(m.nkw, nkw0)
-	// Documents of more than K tokens take the dense draw, the others
-	// collapsedDoc's proposal: the replays run both.
 	sw := newSweepWorker(m.k, true)
 	cw := &collapsedWorker[T]{nk: make([]int32, m.k), inv: make([]float64, m.k), invDown: make([]float64, m.k)}
 	kern := collapsedKernel[T]{m}

@@ -35,8 +35,9 @@ the partially collapsed chain, which draws Φ from its Dirichlet after every
 sweep; tokens in documents of at most
 --exact-len tokens are drawn exactly from their conditional, longer ones take
 O(1) Metropolis-Hastings steps. At --topics 64 or fewer the burn-in draws
-every token exactly from its collapsed conditional. --sampler gibbs is the exact collapsed
-Gibbs sampler on one core; --model slda gives every sentence one topic.
+every token exactly from its collapsed conditional. --sampler gibbs is the
+exact collapsed Gibbs sampler on one core; --model slda gives every
+sentence one topic.
 The model is the mean of the posterior means of Φ of the last tenth of the
 sweeps (--average; --average 1 takes the final state's alone).`,
 		Example: `  fedtopic train --corpus demo/wordnet-glosses.jsonl --topics 20 --iterations 200 --out demo.model
