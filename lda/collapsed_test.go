@@ -291,6 +291,13 @@ func testCollapsedWaves[T viewCount](t *testing.T, narrow bool) {
 		if !slices.Equal(z0[s:e], z1[s:e]) {
 			moved++
 		}
+		// Outside a dense document the dense draw's factors are
+		// 1/(n_t + Vβ)·α, kept so by the moves of both kernels.
+		for tp, x := range cw.inv[:m.k] {
+			if want := x * (0 + m.alpha); sw.q[tp] != want {
+				t.Fatalf("block %d: after the block the dense draw's factor of topic %d is %g; want %g", b, tp, sw.q[tp], want)
+			}
+		}
 	}
 	if moved < nb/2 {
 		t.Fatalf("only %d of %d blocks changed a topic; the replays would not see a wrong view", moved, nb)
