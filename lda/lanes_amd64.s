@@ -175,6 +175,22 @@ scaledone:
 	VZEROUPPER
 	RET
 
+// DENSE_TOPIC ends both dense draws: given the count p in AX of positions
+// at most u, it returns order[p], or n if p = n.
+#define DENSE_TOPIC(order, ret) \
+	CMPQ    AX, n+16(FP); \
+	JGE     denseall; \
+	MOVQ    order, SI; \
+	MOVWQZX (SI)(AX*2), AX; \
+	MOVQ    AX, ret; \
+	VZEROUPPER; \
+	RET; \
+denseall: \
+	MOVQ n+16(FP), AX; \
+	MOVQ AX, ret; \
+	VZEROUPPER; \
+	RET
+
 // func denseDrawAVX512(col *int32, q *float64, n int, cg int, cbit int, wcur, beta, unit float64, sums *float64, order *uint16) int
 //
 // Per group of eight entries: w = (float64(col)+β)·q, with lane cbit of
@@ -264,19 +280,7 @@ countlast:
 	KMOVB   K2, BX
 	POPCNTL BX, BX
 	ADDQ    BX, AX
-	CMPQ    AX, n+16(FP)
-	JGE     countall
-	MOVQ    order+72(FP), SI
-	MOVWQZX (SI)(AX*2), AX
-	MOVQ    AX, ret+80(FP)
-	VZEROUPPER
-	RET
-
-countall:
-	MOVQ n+16(FP), AX
-	MOVQ AX, ret+80(FP)
-	VZEROUPPER
-	RET
+	DENSE_TOPIC(order+72(FP), ret+80(FP))
 
 // func denseDrawAVX2(col *int32, q *float64, n int, cg int, curMask *int64, tailMask *int32, wcur, beta, unit float64, sums *float64, order *uint16) int
 //
@@ -410,16 +414,4 @@ x2last:
 x2full:
 	POPCNTL BX, BX
 	ADDQ    BX, AX
-	CMPQ    AX, n+16(FP)
-	JGE     x2all
-	MOVQ    order+80(FP), SI
-	MOVWQZX (SI)(AX*2), AX
-	MOVQ    AX, ret+88(FP)
-	VZEROUPPER
-	RET
-
-x2all:
-	MOVQ n+16(FP), AX
-	MOVQ AX, ret+88(FP)
-	VZEROUPPER
-	RET
+	DENSE_TOPIC(order+80(FP), ret+88(FP))
