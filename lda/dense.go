@@ -29,12 +29,13 @@ import (
 // running sum an ulp below the last of the lane before, can only move the
 // draw by a position or two in the order, never past K. Any fixed order
 // of the topics gives an exact draw; this one takes about half the vector
-// operations of running sums in topic order. With AVX-512 at K = 50 (amd64; benchmarks
-// of the two loops, not kept) independent draws took 24 ns against 34 ns
-// for running sums in topic order, and chains of draws, each token's
-// topic the draw before's, 33 ns against 35 ns — and 50–55 ns for the
-// old loop behind the stores of the token's removal that denseToken made
-// before it, which the vector loads had to wait for. The AVX2 loop (four
+// operations of running sums in topic order. With AVX-512 at K = 50
+// (amd64; benchmarks of the two loops, not kept, three runs each)
+// independent draws took 24 ns against 34–37 ns (one run 44) for running
+// sums in topic order, and chains of draws, each token's topic the draw
+// before's, 33–34 ns against 35–36 ns — and 54–55 ns for the old loop
+// behind the stores of the token's removal that denseToken made before
+// it, which the vector loads had to wait for. The AVX2 loop (four
 // lanes to a register, for hosts without AVX-512) and the Go loop compute
 // the same sums in the same order and give the same bits and the same
 // topic; BenchmarkDenseDraw times each. Rounding can make p reach K,
