@@ -36,10 +36,10 @@ import (
 
 // Environment variables of the browser test.
 const (
-	// skipBrowserEnv, set to 1, skips the browser test on a machine
-	// without Chromium. Without it a missing browser fails the test: CI
-	// must never pass by not looking.
-	skipBrowserEnv = "FEDTOPIC_SKIP_BROWSER"
+	// requireBrowserEnv, set to 1, makes the browser tests mandatory: a
+	// missing Chromium or chromedriver fails them instead of skipping
+	// them. .ci/run sets it, so CI never passes by not looking.
+	requireBrowserEnv = "FEDTOPIC_REQUIRE_BROWSER"
 	// artifactsEnv names a directory to keep the report and its
 	// screenshot in, for a person to look at.
 	artifactsEnv = "FEDTOPIC_BROWSER_ARTIFACTS"
@@ -53,9 +53,47 @@ var chromiumFlags = []string{
 	"--disable-default-apps", "--hide-scrollbars", "--window-size=1280,2400",
 }
 
+// browserAction is what a browser test does on this machine.
+type browserAction int
+
+const (
+	browserRun  browserAction = iota // both programs found: run the test
+	browserSkip                      // one is missing and the test is optional
+	browserFail                      // one is missing and the test is required, or the setting is wrong
+)
+
+// browserVerdict decides whether a browser test runs, skips or fails, from
+// the paths found for chromium and chromedriver ("" when not found) and
+// the value of requireBrowserEnv. The message says what is missing and
+// which Debian packages to install.
+func browserVerdict(chromium, driver, require string) (browserAction, string) {
+	var required bool
+	switch require {
+	case "", "0":
+	case "1":
+		required = true
+	default:
+		return browserFail, fmt.Sprintf("%s=%q: want 1 (the browser tests are mandatory) or 0 or unset (they skip without a browser)", requireBrowserEnv, require)
+	}
+	if chromium != "" && driver != "" {
+		return browserRun, ""
+	}
+	var missing []string
+	if chromium == "" {
+		missing = append(missing, "chromium")
+	}
+	if driver == "" {
+		missing = append(missing, "chromedriver")
+	}
+	if required {
+		return browserFail, fmt.Sprintf("%s not found and %s=1: install the Debian packages chromium and chromium-driver", strings.Join(missing, " and "), requireBrowserEnv)
+	}
+	return browserSkip, fmt.Sprintf("%s not found: install the Debian packages chromium and chromium-driver to run this test (%s=1 makes it mandatory)", strings.Join(missing, " and "), requireBrowserEnv)
+}
+
 // findBrowser returns the paths of chromium and chromedriver (Debian
-// packages chromium and chromium-driver), or fails the test unless
-// skipBrowserEnv opts out.
+// packages chromium and chromium-driver). Without them it skips the test,
+// or fails it when requireBrowserEnv is 1.
 func findBrowser(t *testing.T) (chromium, driver string) {
 	t.Helper()
 	look := func(names ...string) string {
@@ -68,14 +106,58 @@ func findBrowser(t *testing.T) (chromium, driver string) {
 	}
 	chromium = look("chromium", "/usr/bin/chromium", "chromium-browser")
 	driver = look("chromedriver", "/usr/bin/chromedriver")
-	if chromium == "" || driver == "" {
-		msg := fmt.Sprintf("chromium (%q) or chromedriver (%q) not found: install the Debian packages chromium and chromium-driver (.ci/run does), or set %s=1 to skip the browser test", chromium, driver, skipBrowserEnv)
-		if os.Getenv(skipBrowserEnv) == "1" {
-			t.Skip(msg)
-		}
+	switch action, msg := browserVerdict(chromium, driver, os.Getenv(requireBrowserEnv)); action {
+	case browserSkip:
+		t.Skip(msg)
+	case browserFail:
 		t.Fatal(msg)
 	}
 	return chromium, driver
+}
+
+// TestBrowserVerdict checks when the browser tests run, skip or fail: a
+// machine with only Go skips them with a line naming the packages to
+// install, and with requireBrowserEnv=1 (as in CI) a missing browser is a
+// failure.
+func TestBrowserVerdict(t *testing.T) {
+	const (
+		chromium = "/usr/bin/chromium"
+		driver   = "/usr/bin/chromedriver"
+	)
+	tests := []struct {
+		name             string
+		chromium, driver string
+		require          string
+		want             browserAction
+		wantMsg          []string // substrings of the message
+	}{
+		{"both found", chromium, driver, "", browserRun, nil},
+		{"both found, required", chromium, driver, "1", browserRun, nil},
+		{"none, optional", "", "", "", browserSkip, []string{"chromium and chromedriver not found", "chromium-driver", requireBrowserEnv + "=1"}},
+		{"none, 0", "", "", "0", browserSkip, []string{"install the Debian packages chromium and chromium-driver"}},
+		{"no driver, optional", chromium, "", "", browserSkip, []string{"chromedriver not found", "chromium-driver"}},
+		{"no chromium, optional", "", driver, "", browserSkip, []string{"chromium not found"}},
+		{"none, required", "", "", "1", browserFail, []string{"not found and " + requireBrowserEnv + "=1", "chromium-driver"}},
+		{"no driver, required", chromium, "", "1", browserFail, []string{"chromedriver not found"}},
+		{"bad setting", chromium, driver, "yes", browserFail, []string{requireBrowserEnv + `="yes"`}},
+		{"bad setting, none", "", "", "true", browserFail, []string{`"true"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, msg := browserVerdict(tt.chromium, tt.driver, tt.require)
+			if got != tt.want {
+				t.Errorf("browserVerdict(%q, %q, %q) = %d (%q), want %d", tt.chromium, tt.driver, tt.require, got, msg, tt.want)
+			}
+			for _, sub := range tt.wantMsg {
+				if !strings.Contains(msg, sub) {
+					t.Errorf("browserVerdict(%q, %q, %q) message %q, want it to contain %q", tt.chromium, tt.driver, tt.require, msg, sub)
+				}
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("message %q has several lines, want one", msg)
+			}
+		})
+	}
 }
 
 // simulation is a seeded AD-LDA federation over a synthetic corpus split
