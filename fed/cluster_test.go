@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/fed/fedtest"
@@ -33,6 +34,12 @@ type cluster struct {
 	ledgers  []*fedtest.Ledger        // per party, the latest
 	crash    func(p fed.CrashPoint, round int) error
 	onRound  func(fed.RoundRecord)
+
+	// Set before starting: progress callbacks of the coordinator and the
+	// parties (called from their goroutines).
+	onWait    func(fed.Waiting)
+	every     time.Duration
+	partyWait func(party string, w fed.PartyWait)
 }
 
 // outcome is what one goroutine of the cluster returned.
@@ -80,6 +87,8 @@ func (c *cluster) startCoordinator() (*fed.Coordinator, <-chan outcome[*fed.Resu
 			}
 			return f(p, round)
 		},
+		OnWait:        c.onWait,
+		ProgressEvery: c.every,
 	})
 	if err != nil {
 		c.t.Fatalf("NewCoordinator: %v", err)
@@ -120,7 +129,11 @@ func (c *cluster) startPartyWith(i int, wrapL func(fed.Learner) fed.Learner, wra
 		c.t.Fatalf("OpenLedger: %v", err)
 	}
 	l := c.sc.Learner(c.t, i)
-	p, err := fed.NewParty(cfg, wrapL(l), ledger, wrapC(c.net.Dial(cfg.ID)), fed.PartyOptions{})
+	var opts fed.PartyOptions
+	if f := c.partyWait; f != nil {
+		opts.OnWait = func(w fed.PartyWait) { f(cfg.ID, w) }
+	}
+	p, err := fed.NewParty(cfg, wrapL(l), ledger, wrapC(c.net.Dial(cfg.ID)), opts)
 	if err != nil {
 		c.t.Fatalf("NewParty(%s): %v", cfg.ID, err)
 	}

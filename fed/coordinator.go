@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,6 +66,28 @@ type CoordinatorOptions struct {
 	// Tokens is the source of round tokens. Nil: a generator keyed from
 	// crypto/rand.
 	Tokens *rand.Rand
+	// OnWait, if set, is called from Run's goroutine while it waits for
+	// parties: before the first round whenever the set of parties that
+	// have joined changes, and every ProgressEvery while a join or a round
+	// still waits for someone, so an operator sees who is there and who is
+	// missing instead of a silent wait.
+	OnWait func(Waiting)
+	// ProgressEvery is the interval of OnWait calls while nothing changes.
+	// Default DefaultProgressEvery.
+	ProgressEvery time.Duration
+}
+
+// DefaultProgressEvery is the default CoordinatorOptions.ProgressEvery.
+const DefaultProgressEvery = 30 * time.Second
+
+// Waiting describes what the coordinator is waiting for.
+type Waiting struct {
+	Round   int      // the open round; 0 while waiting for the parties to join
+	Attempt int      // the open round's attempt
+	Present []string // parties that have joined (Round 0) or replied
+	Missing []string // parties still waited for
+	Waited  time.Duration
+	Left    time.Duration // until the join timeout or the round's deadline
 }
 
 // phase is where the coordinator's round loop is.
@@ -121,6 +144,8 @@ type Coordinator struct {
 	total        []Traffic
 	fetchedFinal []bool
 	tokens       *rand.Rand
+	stopped      string // why Run ended the run for good; "" if it did not
+	toldStop     []bool // parties that were told the run stopped
 }
 
 // NewCoordinator returns a coordinator for cfg. With a state directory it
@@ -149,6 +174,7 @@ func NewCoordinator(cfg CoordinatorConfig, agg Aggregator, val Validator, opts C
 		traffic:      newTraffic(cfg.Parties),
 		total:        newTraffic(cfg.Parties),
 		fetchedFinal: make([]bool, n),
+		toldStop:     make([]bool, n),
 		tokens:       opts.Tokens,
 	}
 	c.cfg.Parties = slices.Clone(cfg.Parties)
@@ -215,13 +241,52 @@ func (c *Coordinator) Run(ctx context.Context) (*Result, error) {
 	}
 	res, err := c.run(ctx)
 	if err != nil {
+		// A round that failed for good ends the run: parties are told so
+		// (ErrRunStopped) and stop. Any other error (ctx, a checkpoint that
+		// cannot be written, a crash in a test) leaves them retrying, as a
+		// restarted coordinator resumes the run.
+		var re *RoundError
+		final := errors.As(err, &re) && ctx.Err() == nil
 		c.mu.Lock()
 		c.phase = phaseStopped
+		if final {
+			c.stopped = fmt.Sprintf("round %d (attempt %d): %v", re.Round, re.Attempt, re.Err)
+		}
 		c.signalLocked()
 		c.mu.Unlock()
+		if final {
+			c.lingerStopped(ctx)
+		}
 		return nil, err
 	}
 	return res, nil
+}
+
+// stoppedErrLocked returns the error a stopped coordinator answers party i
+// with: ErrRunStopped with the reason if the run ended for good, else
+// ErrUnavailable (the party retries).
+func (c *Coordinator) stoppedErrLocked(i int) error {
+	if c.stopped == "" {
+		return fmt.Errorf("fed: coordinator stopped: %w", ErrUnavailable)
+	}
+	if i >= 0 {
+		c.toldStop[i] = true
+		c.signalLocked()
+	}
+	return fmt.Errorf("fed: run %s ended at %s: %w", c.cfg.Run, c.stopped, ErrRunStopped)
+}
+
+// lingerStopped waits until every live party has been told that the run
+// stopped, or for the linger timeout.
+func (c *Coordinator) lingerStopped(ctx context.Context) {
+	c.waitUntil(ctx, c.cfg.lingerTimeout(), func() bool {
+		for i, s := range c.status {
+			if s.live() && !c.toldStop[i] {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 func (c *Coordinator) run(ctx context.Context) (*Result, error) {
@@ -278,15 +343,109 @@ func (c *Coordinator) waitUntil(ctx context.Context, timeout time.Duration, cond
 	}
 }
 
-// waitJoin waits for every party to call in, or for the join timeout.
+// waitJoin waits for every party to call in, or for the join timeout. It
+// reports who has joined whenever that changes, and every ProgressEvery.
 func (c *Coordinator) waitJoin(ctx context.Context) error {
-	all, err := c.waitUntil(ctx, c.cfg.joinTimeout(), func() bool {
-		return !slices.ContainsFunc(c.status, func(s PartyStatus) bool { return !s.live() })
-	})
-	if err == nil && !all {
-		c.log.Warn("join timeout: starting without every party", "live", c.Parties())
+	timeout := c.cfg.joinTimeout()
+	pr := c.newProgress(0, 0, timeout)
+	defer pr.stop()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		c.mu.Lock()
+		w, ch := pr.snapshotLocked(), c.changed
+		c.mu.Unlock()
+		pr.report(w, false)
+		if len(w.Missing) == 0 {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-pr.tick():
+			pr.report(w, true)
+		case <-deadline.C:
+			c.log.Warn("join timeout: starting without every party", "live", c.Parties())
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	return err
+}
+
+// progress reports a wait to CoordinatorOptions.OnWait.
+type progress struct {
+	c              *Coordinator
+	round, attempt int
+	start          time.Time
+	timeout        time.Duration
+	ticker         *time.Ticker // nil without OnWait
+	last           []string     // Missing of the last report
+	reported       bool
+}
+
+func (c *Coordinator) newProgress(round, attempt int, timeout time.Duration) *progress {
+	p := &progress{c: c, round: round, attempt: attempt, start: time.Now(), timeout: timeout}
+	if c.opts.OnWait != nil {
+		every := c.opts.ProgressEvery
+		if every <= 0 {
+			every = DefaultProgressEvery
+		}
+		p.ticker = time.NewTicker(every)
+	}
+	return p
+}
+
+// tick returns the channel of the progress ticker (nil: never ready).
+func (p *progress) tick() <-chan time.Time {
+	if p.ticker == nil {
+		return nil
+	}
+	return p.ticker.C
+}
+
+func (p *progress) stop() {
+	if p.ticker != nil {
+		p.ticker.Stop()
+	}
+}
+
+// snapshotLocked describes the wait: before the first round who has
+// joined, in a round who has replied.
+func (p *progress) snapshotLocked() Waiting {
+	c := p.c
+	w := Waiting{Round: p.round, Attempt: p.attempt, Waited: time.Since(p.start)}
+	w.Left = max(p.timeout-w.Waited, 0)
+	for i, id := range c.cfg.Parties {
+		var here bool
+		if p.round == 0 {
+			here = c.status[i].live()
+		} else {
+			here = c.replies[i].answered()
+			if !here && c.status[i] == Exhausted {
+				continue // refused earlier; not waited for
+			}
+		}
+		if here {
+			w.Present = append(w.Present, id)
+		} else {
+			w.Missing = append(w.Missing, id)
+		}
+	}
+	return w
+}
+
+// report calls OnWait with w when the parties missing changed since the
+// last report (the first report included) or force is set. The end of a
+// wait that was reported is reported too (Missing empty).
+func (p *progress) report(w Waiting, force bool) {
+	if p.c.opts.OnWait == nil || (len(w.Missing) == 0 && !p.reported) {
+		return // nobody was ever missing: nothing to tell
+	}
+	if !force && p.reported && slices.Equal(w.Missing, p.last) {
+		return
+	}
+	p.last, p.reported = w.Missing, true
+	p.c.opts.OnWait(w)
 }
 
 // linger waits until every live party has collected the final broadcast, or
@@ -311,14 +470,16 @@ func (c *Coordinator) playRound(ctx context.Context) (bool, error) {
 	if err := c.crash(CrashAfterRoundStart, r); err != nil {
 		return false, err
 	}
-	if err := c.collect(ctx, r); err != nil {
+	deadline, err := c.collect(ctx, r)
+	if err != nil {
 		return false, err
 	}
 	updates, rec, capable := c.close(start)
 	if len(updates) < c.quorum {
-		err := fmt.Errorf("%w: %d valid updates, quorum %d", ErrQuorum, len(updates), c.quorum)
+		why := c.whyMissing(deadline)
+		err := fmt.Errorf("%w: %d valid updates, quorum %d (%s)", ErrQuorum, len(updates), c.quorum, why)
 		if capable < c.quorum {
-			err = fmt.Errorf("%w: only %d parties have budget left: %w", ErrQuorum, capable, ErrBudgetExhausted)
+			err = fmt.Errorf("%w: only %d of %d parties can still reply, quorum %d (%s): %w", ErrQuorum, capable, len(c.cfg.Parties), c.quorum, why, ErrBudgetExhausted)
 		}
 		rec.Err = err.Error()
 		rec.Duration = time.Since(start)
@@ -379,6 +540,34 @@ func (c *Coordinator) crash(p CrashPoint, round int) error {
 	return nil
 }
 
+// whyMissing says, party by party, why the closed round lacks an update:
+// the party refused (with its reason), its update was rejected, it sent
+// nothing by the deadline (or, when the round closed early, had not
+// replied yet), or it never called in.
+func (c *Coordinator) whyMissing(deadline bool) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for i, id := range c.cfg.Parties {
+		rp := &c.replies[i]
+		switch {
+		case rp.ok:
+			continue
+		case rp.refusal != "":
+			out = append(out, fmt.Sprintf("%s refused: %s", id, rp.refusal))
+		case slices.ContainsFunc(c.rejected, func(r Rejection) bool { return r.Party == id }):
+			out = append(out, fmt.Sprintf("%s sent an update that was rejected", id))
+		case c.status[i] == Absent:
+			out = append(out, fmt.Sprintf("%s never called in", id))
+		case !deadline:
+			out = append(out, fmt.Sprintf("%s had not replied yet", id))
+		default:
+			out = append(out, fmt.Sprintf("%s sent nothing by the deadline", id))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
 // open starts the next attempt of the round after the last committed one.
 func (c *Coordinator) open() (round, attempt int) {
 	c.mu.Lock()
@@ -397,31 +586,39 @@ func (c *Coordinator) open() (round, attempt int) {
 	return c.round, c.attempt
 }
 
-// collect waits until the open round is complete or its deadline passes.
-func (c *Coordinator) collect(ctx context.Context, r int) error {
+// collect waits until the open round is complete or its deadline passes
+// (then it reports true), reporting who it waits for every ProgressEvery.
+func (c *Coordinator) collect(ctx context.Context, r int) (bool, error) {
 	deadline := time.NewTimer(c.cfg.roundTimeout())
 	defer deadline.Stop()
+	c.mu.Lock()
+	pr := c.newProgress(r, c.attempt, c.cfg.roundTimeout())
+	c.mu.Unlock()
+	defer pr.stop()
 	midFired := false
 	for {
 		c.mu.Lock()
 		complete, got, ch := c.completeLocked(), c.updatesLocked(), c.changed
+		w := pr.snapshotLocked()
 		c.mu.Unlock()
 		if got > 0 && !midFired {
 			midFired = true
 			if err := c.crash(CrashMidCollection, r); err != nil {
-				return err
+				return false, err
 			}
 		}
 		if complete {
-			return nil
+			return false, nil
 		}
 		select {
 		case <-ch:
+		case <-pr.tick():
+			pr.report(w, true)
 		case <-deadline.C:
 			c.log.Info("round deadline", "round", r)
-			return nil
+			return true, nil
 		case <-ctx.Done():
-			return ctx.Err()
+			return false, ctx.Err()
 		}
 	}
 }
@@ -587,7 +784,7 @@ func (c *Coordinator) Join(ctx context.Context, req *JoinRequest) (*JoinReply, e
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.phase == phaseStopped {
-		return nil, fmt.Errorf("fed: coordinator stopped: %w", ErrUnavailable)
+		return nil, c.stoppedErrLocked(i)
 	}
 	c.seenLocked(i)
 	round := c.committed
@@ -617,8 +814,9 @@ func (c *Coordinator) Next(ctx context.Context, req *TaskRequest) (*Task, error)
 		}
 		switch c.phase {
 		case phaseStopped:
+			err := c.stoppedErrLocked(i)
 			c.mu.Unlock()
-			return nil, fmt.Errorf("fed: coordinator stopped: %w", ErrUnavailable)
+			return nil, err
 		case phaseDone:
 			c.fetchedFinal[i] = true
 			t := &Task{Run: c.cfg.Run, Round: c.committed, Done: true, Broadcast: c.bcast.broadcastFor(i)}
@@ -691,7 +889,7 @@ func (c *Coordinator) Submit(ctx context.Context, s *Submission) (*Receipt, erro
 func (c *Coordinator) admissibleLocked(i int, s *Submission) error {
 	switch {
 	case c.phase == phaseStopped:
-		return fmt.Errorf("fed: coordinator stopped: %w", ErrUnavailable)
+		return c.stoppedErrLocked(i)
 	case c.phase != phaseCollecting || s.Round != c.round:
 		return fmt.Errorf("fed: reply for round %d, but round %d is %s: %w", s.Round, c.round, c.phaseWord(), ErrStaleRound)
 	case !bytes.Equal(s.Token, c.token):

@@ -46,6 +46,11 @@ var (
 	// ErrCheckpoint reports a coordinator checkpoint that cannot be used:
 	// truncated, corrupted, of an unknown schema or of another run.
 	ErrCheckpoint = errors.New("bad checkpoint")
+	// ErrRunStopped reports that the coordinator ended the run before its
+	// last round — a round missed its quorum as often as it may be tried,
+	// or the aggregator failed — and told the party so. The run will not go
+	// on; the party should stop rather than wait.
+	ErrRunStopped = errors.New("run stopped by the coordinator")
 	// ErrAlgorithmMismatch reports a party and a coordinator configured
 	// with different algorithms, protocol versions or numbers of parties.
 	ErrAlgorithmMismatch = errors.New("algorithm or protocol mismatch")

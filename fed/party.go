@@ -22,6 +22,32 @@ type PartyOptions struct {
 	// OnRound, if set, is called from Run's goroutine after every round the
 	// party answered.
 	OnRound func(PartyRound)
+	// OnWait, if set, is called from Run's goroutine while the party waits:
+	// when it has joined, whenever a request for work comes back empty
+	// (every poll timeout of the coordinator), and before every pause
+	// between retries of a call the coordinator did not answer.
+	OnWait func(PartyWait)
+}
+
+// WaitKind tells what a party is waiting for.
+type WaitKind int
+
+// The kinds of PartyWait.
+const (
+	WaitJoined WaitKind = iota + 1 // joined; waiting for the first task
+	WaitIdle                       // the coordinator has no task for the party yet
+	WaitRetry                      // the coordinator did not answer; the party retries
+)
+
+// PartyWait describes a party's wait.
+type PartyWait struct {
+	Kind    WaitKind
+	Round   int           // the round the party waits for (its best guess before the first task)
+	Parties int           // WaitJoined: the number of parties in the run
+	Waited  time.Duration // WaitIdle: since the party last had work; WaitRetry: since the coordinator last answered
+	Retry   time.Duration // WaitRetry: the pause before the next try
+	GiveUp  time.Duration // WaitRetry: how much longer the party keeps trying
+	Err     error         // WaitRetry: why the call failed
 }
 
 // PartyRound describes one round from a party's side.
@@ -55,6 +81,8 @@ type Party struct {
 	log     *slog.Logger
 	cache   *cachedUpdate
 	running atomic.Bool
+	next    int       // the round the party expects next, for OnWait
+	idle    time.Time // since when the party has had no work
 }
 
 // NewParty returns a party that reaches the coordinator through conn. The
@@ -122,6 +150,12 @@ func (p *Party) Run(ctx context.Context) (*PartyResult, error) {
 		return nil, fmt.Errorf("fed: party %s: run %s has %d parties, but the party was set up for %d: %w", p.cfg.ID, jr.Run, jr.Parties, p.cfg.Parties, ErrAlgorithmMismatch)
 	}
 	p.log.Info("joined", "run", jr.Run, "parties", jr.Parties, "round", jr.Round)
+	p.next = max(jr.Round, 1)
+	if p.cache != nil {
+		p.next = max(p.next, p.cache.Round+1)
+	}
+	p.idle = time.Now()
+	p.wait(PartyWait{Kind: WaitJoined, Round: p.next, Parties: jr.Parties})
 	for {
 		task, err := retry(ctx, p, func(ctx context.Context) (*Task, error) {
 			return p.conn.Next(ctx, &TaskRequest{Run: p.cfg.Run, Party: p.cfg.ID})
@@ -133,6 +167,7 @@ func (p *Party) Run(ctx context.Context) (*PartyResult, error) {
 		case task.Run != p.cfg.Run:
 			return nil, fmt.Errorf("fed: party %s: task of run %q: %w", p.cfg.ID, task.Run, ErrUnknownRun)
 		case task.Idle():
+			p.wait(PartyWait{Kind: WaitIdle, Round: p.next, Waited: time.Since(p.idle)})
 			continue
 		case task.Done:
 			if f, ok := p.learner.(Finisher); ok {
@@ -146,6 +181,13 @@ func (p *Party) Run(ctx context.Context) (*PartyResult, error) {
 		if err := p.play(ctx, task); err != nil {
 			return nil, err
 		}
+		p.next, p.idle = task.Round+1, time.Now()
+	}
+}
+
+func (p *Party) wait(w PartyWait) {
+	if p.opts.OnWait != nil {
+		p.opts.OnWait(w)
 	}
 }
 
@@ -274,6 +316,7 @@ func retry[T any](ctx context.Context, p *Party, f func(context.Context) (T, err
 			return v, fmt.Errorf("coordinator unreachable for %v: %w", giveUp, err)
 		}
 		p.log.Debug("retrying", "after", wait, "err", err)
+		p.wait(PartyWait{Kind: WaitRetry, Round: p.next, Waited: time.Since(since), Retry: wait, GiveUp: giveUp - time.Since(since), Err: err})
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:

@@ -32,6 +32,7 @@ var mapping = []struct {
 	{fed.ErrStaleRound, codes.FailedPrecondition, "STALE_ROUND"},
 	{fed.ErrAlgorithmMismatch, codes.FailedPrecondition, "ALGORITHM_MISMATCH"},
 	{fed.ErrDuplicate, codes.AlreadyExists, "DUPLICATE"},
+	{fed.ErrRunStopped, codes.Aborted, "RUN_STOPPED"},
 	{fed.ErrQuorum, codes.Aborted, "QUORUM"},
 	{fed.ErrCheckpoint, codes.Internal, "CHECKPOINT"},
 	{fed.ErrUnavailable, codes.Unavailable, "UNAVAILABLE"},
