@@ -57,10 +57,8 @@ func TestQuorumErrorNamesRefusals(t *testing.T) {
 		c.startParties()
 		res := <-coordDone
 		c.wait()
-		for _, want := range []string{"p1 refused: ", "p2 refused: ", "remaining ε = 0.5"} {
-			if res.err == nil || !strings.Contains(res.err.Error(), want) {
-				t.Errorf("Coordinator.Run error = %v; want it to contain %q", res.err, want)
-			}
+		if res.err == nil || strings.Count(res.err.Error(), " refused: ") < 2 || !strings.Contains(res.err.Error(), "remaining ε = 0.5") {
+			t.Errorf("Coordinator.Run error = %v; want at least two parties named as refusing, with their remaining ε", res.err)
 		}
 	})
 }
