@@ -6,8 +6,8 @@
 //   - D. Jiang, Y. Tong, Y. Song, X. Wu, W. Zhao, J. Peng, R. Lian, Q. Xu and
 //     Q. Yang, "Industrial Federated Topic Modeling", ACM TIST 12(1), 2021.
 //
-// ALGORITHMS.md §1 is the specification; where it fixes a gap in the papers
-// this package follows it, and the choices it leaves open are stated below.
+// docs/methods.md describes FTM for users. Where the papers leave a gap,
+// the choice this package made is stated below.
 //
 // # Protocol
 //
@@ -72,10 +72,10 @@
 // noise floor: the models are close to uniform, whatever the sampler does.
 // Config.Debias subtracts the expected noise mass n_k·q·E[n̂ | survives] of
 // a topic with n_k items from every C_kw, clipped at zero. DebiasDraw does
-// so before every Dirichlet draw and in M̂_p, as ALGORITHMS.md §1
-// describes; it disturbs the sampler (a topic's Φ then has almost no mass
-// on the words whose debiased count is zero, where the privatized vectors'
-// noise entries land, so those entries decide the topic). DebiasOutput does
+// so before every Dirichlet draw and in M̂_p; it disturbs the sampler (a
+// topic's Φ then has almost no mass on the words whose debiased count is
+// zero, where the privatized vectors' noise entries land, so those entries
+// decide the topic). DebiasOutput does
 // so only in the models sent and reported, and adds the party's expected
 // floor back to a composed model before it serves as Φ: the sampler is
 // unchanged. Both are post-processing and cost no privacy. Measured with

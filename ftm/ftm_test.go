@@ -130,7 +130,7 @@ func play(t *testing.T, tr fedtest.Transport, params string, parts []*corpus.Cor
 	return out
 }
 
-// TestTransportsAgree is RELIABILITY.md R-8 for FTM: a seeded three-party
+// TestTransportsAgree checks simulation parity for FTM: a seeded three-party
 // run in process and over gRPC with mutual TLS on loopback gives identical
 // global models, local models and ledger entries.
 func TestTransportsAgree(t *testing.T) {
@@ -157,9 +157,9 @@ func TestTransportsAgree(t *testing.T) {
 	}
 }
 
-// TestNoNoiseOnePartyMatchesCentralized is the reference equivalence of
-// STYLE.md: with ε = ∞ (no noise) and a single party, FTM is the partially
-// collapsed sampler on the true tokens, and its global model must reach the
+// TestNoNoiseOnePartyMatchesCentralized is a reference equivalence: with
+// ε = ∞ (no noise) and a single party, FTM is the partially collapsed
+// sampler on the true tokens, and its global model must reach the
 // held-out quality of the centralized MH sampler trained as long (rounds ×
 // local iterations sweeps; the topics are re-initialized from the composed
 // model between rounds, as FTM does). Perplexities of two seeded chains on

@@ -64,7 +64,7 @@ type Topic struct {
 }
 
 // Integrate is FTM's integration of local models (FTM Algorithm 2, iFTM
-// Algorithm 3, ALGORITHMS.md §1): the topics, concatenated in the order
+// Algorithm 3; docs/methods.md): the topics, concatenated in the order
 // given, are nodes; every pair with ρ ≥ ξ on the top-l truncations is
 // redundant; each connected component of the redundancy graph (union-find)
 // becomes one topic, the average of its members' rows weighted by their

@@ -13,7 +13,7 @@ import (
 )
 
 // chain is the private Metropolis–Hastings sampler of one party
-// (ALGORITHMS.md §1; FTM Algorithm 1, iFTM Algorithm 2): partially
+// (FTM Algorithm 1, iFTM Algorithm 2; docs/methods.md): partially
 // collapsed, θ integrated out and Φ explicit. Item i (a token, or a
 // sentence for SentenceLDA) of document d has the target
 //

@@ -11,7 +11,7 @@
 // Clusters", WWW 2015 (alternating document and word proposals); Balikas,
 // Amini and Clausel, "On a Topic Model for Sentences", SIGIR 2016
 // (SentenceLDA); Jiang et al., "Federated Topic Modeling", CIKM 2019, whose
-// private sampler (ALGORITHMS.md §1) reuses the MH kernel through Target.
+// private sampler reuses the MH kernel through Target.
 //
 // The MH sampler is partially collapsed: θ is integrated out and Φ is
 // explicit. An iteration samples every token's topic z_i from

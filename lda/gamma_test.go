@@ -19,7 +19,7 @@ func newSource(seed uint64) *chacha8.Stream { return chacha8.New(rng.Key(seed, "
 // TestGammaKS compares the gamma samplers (gammaSmall below shape 1,
 // gammaMT from 1) with gonum's Gamma CDF by a one-sample Kolmogorov–Smirnov
 // test: with n = 5000 the critical D for a false-failure rate of 1e-6 per
-// shape is √(ln(2/1e-6)/(2n)) = 0.0380 (RELIABILITY.md N-2); ten shapes give
+// shape is √(ln(2/1e-6)/(2n)) = 0.0380; ten shapes give
 // a test-wide rate of 1e-5.
 func TestGammaKS(t *testing.T) {
 	const n = 5000

@@ -16,7 +16,7 @@ import (
 	"github.com/fedtopic/fedtopic/topic"
 )
 
-// MH is a partially collapsed Metropolis–Hastings chain (ALGORITHMS.md §1):
+// MH is a partially collapsed Metropolis–Hastings chain (FTM Algorithm 1):
 // θ is integrated out, Φ is explicit. One iteration samples every item's
 // topic with Φ fixed — documents in parallel over fixed blocks — then draws
 // φ_k ~ Dirichlet(C_k· + β) from the new topic-word counts.

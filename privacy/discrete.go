@@ -213,7 +213,7 @@ func (d *DiscreteLaplace) sample2(br *bitReader) int64 {
 // the slower resolution of the rare 16-bit chunks that straddle a boundary
 // of the proposal's table, which are more frequent far in the tail; the
 // package documentation gives the measured correlation of draw time and
-// |Z| (RELIABILITY.md N-8). Safe for concurrent use.
+// |Z|. Safe for concurrent use.
 type DiscreteGaussian struct {
 	sigma  float64
 	lambda float64

@@ -10,7 +10,7 @@ import (
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
 
-// n1 is the sample size of the moment and shape tests (RELIABILITY.md N-1).
+// n1 is the sample size of the moment and shape tests.
 const n1 = 125000
 
 func TestDiscreteLaplaceDistribution(t *testing.T) {

@@ -68,7 +68,7 @@
 //   - discrete Laplace draws: 74 to 80 million per second at scale 23 and
 //     60 to 70 million at scale 1000 (slow phases: 40 to 52 million).
 //
-// Timing. The nightly test of RELIABILITY.md N-8 times 10⁵ single draws of
+// Timing. The nightly timing test times 10⁵ single draws of
 // each integer sampler and fails when the draw time is significantly
 // correlated (Spearman, two-sided 1e-5) with |noise|:
 //

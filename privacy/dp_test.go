@@ -9,7 +9,7 @@ import (
 )
 
 // nDP is the number of draws per neighbouring input in the empirical DP
-// tests (the CI size of RELIABILITY.md N-4).
+// tests (the CI size; a nightly run would take 10⁶).
 const nDP = 100000
 
 // dpStatistic returns max over both directions of
@@ -90,7 +90,7 @@ func gdpDelta(eps, mu float64) float64 {
 	return phi(-eps/mu+mu/2) - math.Exp(eps)*phi(-eps/mu-mu/2)
 }
 
-// TestEmpiricalDP is RELIABILITY.md N-4: neighbouring inputs, binned
+// TestEmpiricalDP tests the DP predicate: neighbouring inputs, binned
 // outputs, Σ max(0, p̂_A − e^ε p̂_B) ≤ δ + tolerance — and a broken mechanism
 // (half the noise) must fail the same check, which shows the test can fail.
 func TestEmpiricalDP(t *testing.T) {

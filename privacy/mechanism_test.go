@@ -29,7 +29,7 @@ func TestLaplaceScale(t *testing.T) {
 	}
 }
 
-// TestParameterChecks is RELIABILITY.md N-5: every constructor refuses bad
+// TestParameterChecks checks that every constructor refuses bad
 // ε, δ, σ, sensitivity and granularity with ErrInvalidParameter.
 func TestParameterChecks(t *testing.T) {
 	nan, inf := math.NaN(), math.Inf(1)

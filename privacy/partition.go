@@ -9,7 +9,7 @@ import (
 )
 
 // PartitionSelectionConfig describes the private vocabulary round
-// (ALGORITHMS.md §0): each party releases the words whose noisy document
+// (docs/methods.md): each party releases the words whose noisy document
 // frequency reaches a threshold. The zero value of MaxWordsPerDoc and Unit
 // means their documented defaults.
 type PartitionSelectionConfig struct {

@@ -8,7 +8,7 @@ import (
 )
 
 // Statistical tests use fixed seeds and a false-failure rate of at most 1e-5
-// each (RELIABILITY.md N-1, N-2):
+// each:
 //
 //   - zCrit = 4.41717 is the two-sided 1e-5 quantile of the standard normal,
 //     used for means, variances and proportions over ≥ 10⁵ draws, where the

@@ -70,7 +70,7 @@ type Count struct {
 // thresholded vector costs the same ε.
 //
 // Sampling: Draw produces the thresholded vector directly from its exact
-// distribution in O(q·V) instead of O(V) (ALGORITHMS.md §1). An entry whose
+// distribution in O(q·V) instead of O(V). An entry whose
 // count is 0 survives iff Z ≥ k₀ = ⌊τ/g⌋+1, with probability
 // q = a^k₀/(1+a), a = e^(−λ); survivors are found by geometric skips with
 // ratio 1−q, and a survivor's value is k₀ plus a geometric variable with

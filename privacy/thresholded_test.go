@@ -27,7 +27,7 @@ func binomPlusBernoulliPMF(n int, p, b float64) pmf {
 
 // TestThresholdedMatchesNaive checks the direct sampler and the V-draw
 // reference against the exact law of the thresholded vector, on the three
-// quantities ALGORITHMS.md §1 names: per-entry survival, survivor values and
+// quantities that define it: per-entry survival, survivor values and
 // the number of survivors per vector, plus where the survivors fall.
 func TestThresholdedMatchesNaive(t *testing.T) {
 	const (

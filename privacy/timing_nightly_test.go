@@ -15,7 +15,7 @@ import (
 	"github.com/fedtopic/fedtopic/internal/rng"
 )
 
-// The timing side-channel test (RELIABILITY.md N-8) times 10⁵ single draws
+// The timing side-channel test times 10⁵ single draws
 // of each integer sampler and checks that the time a draw takes says
 // nothing about the size of the noise it returns. It is nightly, not part
 // of the unit tests: run it on a quiet machine with

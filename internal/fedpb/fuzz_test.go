@@ -13,7 +13,7 @@ import (
 )
 
 // FuzzDecode feeds arbitrary bytes to the decode-and-validate path of every
-// message type (RELIABILITY.md A-7): it must never panic, and whatever
+// message type: it must never panic, and whatever
 // decodes must survive a re-encode unchanged in meaning. Submissions that
 // decode also go through an algorithm's update validation.
 func FuzzDecode(f *testing.F) {

@@ -9,7 +9,7 @@ import (
 )
 
 func TestGaussianSigmaGolden(t *testing.T) {
-	// RELIABILITY.md N-7: analytic σ (Balle–Wang) for Δ = 1.
+	// Analytic σ (Balle–Wang) for Δ = 1.
 	tests := []struct {
 		name       string
 		eps, delta float64
@@ -42,7 +42,7 @@ func TestGaussianSigmaGolden(t *testing.T) {
 	}
 }
 
-// TestGoldenAccountant is RELIABILITY.md L-6 (Δ = 1).
+// TestGoldenAccountant checks the accountants against golden values (Δ = 1).
 func TestGoldenAccountant(t *testing.T) {
 	tests := []struct {
 		name          string
@@ -55,8 +55,8 @@ func TestGoldenAccountant(t *testing.T) {
 	}{
 		{name: "one release", sigma: 4.530877117, releases: 1, delta: 1e-6, wantGDP: 0.9274, wantRDP: 1.0000},
 		{name: "ten releases", sigma: 5, releases: 10, delta: 1e-5, wantGDP: 2.5944, wantRDP: 2.8136},
-		// RELIABILITY.md gives these two to fewer digits (≈ 380.0 and
-		// 390.86); the rows hold a brute-force evaluation of the same
+		// These two are known to fewer digits (≈ 380.0 and 390.86); the
+		// rows hold a brute-force evaluation of the same
 		// formulas (analytic δ(ε) by bisection; RDP over all 99,000
 		// orders) to 4 decimals, which rounds to the listed values.
 		{name: "PC-TD σ = 0.25", sigma: 0.25, releases: 35, delta: 1e-5, wantGDP: 380.0067, wantRDP: 390.8594},

@@ -90,7 +90,7 @@ type appendFile interface {
 }
 
 // Ledger is a party's durable record of its privacy spending against its
-// budget (RELIABILITY.md L-1, L-2, L-4, L-5).
+// budget (docs/privacy.md, "Budgets and the per-party ledger").
 //
 // Check tells, recording nothing, whether a planned release fits; Charge
 // (or Spend) records a release and makes the record durable with fsync

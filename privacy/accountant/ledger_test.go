@@ -228,7 +228,7 @@ func (c *crashFile) Sync() error {
 
 func (c *crashFile) Close() error { return c.f.Close() }
 
-// TestLedgerCrashRestartProperty is RELIABILITY.md L-4: random sequences of
+// TestLedgerCrashRestartProperty checks restart invariance: random sequences of
 // release, crash (at a random byte of a record, or between write and fsync,
 // or between charge and send), restart and retry. Invariants: the recorded
 // ε is ≥ the ε of what was actually released and ≤ the budget, and a

@@ -36,8 +36,7 @@ type rdpTerm struct {
 	count float64
 }
 
-// DefaultOrders returns the order grid 1.001, 1.002, …, 100 (RELIABILITY.md
-// L-6). The fine steps near 1 matter for large ε; orders are never 1 itself,
+// DefaultOrders returns the order grid 1.001, 1.002, …, 100. The fine steps near 1 matter for large ε; orders are never 1 itself,
 // where the conversion is undefined (TF-Privacy issue 166).
 func DefaultOrders() []float64 {
 	o := make([]float64, 0, 99000)

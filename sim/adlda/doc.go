@@ -1,7 +1,8 @@
 // Package adlda is approximate distributed LDA (AD-LDA; Newman, Asuncion,
 // Smyth and Welling, "Distributed Algorithms for Topic Models", JMLR 10,
 // 2009) as a federated algorithm: the conventional, non-private distributed
-// baseline whose communication FTM is compared with (EVALUATION.md E3).
+// baseline whose communication FTM is compared with (experiment E3,
+// docs/experiments.md).
 //
 // Every party keeps the topic assignment of each of its tokens, drawn
 // uniformly at random at the start. Each round every party runs one

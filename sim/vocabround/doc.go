@@ -1,4 +1,4 @@
-// Package vocabround is the private vocabulary round (ALGORITHMS.md §0) as
+// Package vocabround is the private vocabulary round (docs/methods.md) as
 // a one-round federated algorithm: before training, each party releases
 // only the words whose noisy document frequency passes a differentially
 // private threshold (privacy.PartitionSelection: Laplace thresholding with
