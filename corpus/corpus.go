@@ -3,6 +3,7 @@ package corpus
 import (
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Document is one raw document as read from an input file, before
@@ -13,6 +14,18 @@ type Document struct {
 	Text   string
 	Source string // input file the document came from
 	Line   int    // 1-based line in Source (0 for whole-file documents)
+}
+
+// Where names the document for messages: "FILE:LINE", "FILE" for a
+// whole-file document, or `document "ID"` when it names no file.
+func (d *Document) Where() string {
+	switch {
+	case d.Source == "":
+		return "document " + strconv.Quote(d.ID)
+	case d.Line > 0:
+		return d.Source + ":" + strconv.Itoa(d.Line)
+	}
+	return d.Source
 }
 
 // Corpus is a tokenized, vocabulary-encoded corpus in compact form: the word

@@ -15,11 +15,35 @@
 // list, replaceable by a file) and tokens shorter than two runes, and can
 // apply the Snowball English stemmer (Porter, "Snowball: A language for
 // stemming algorithms", 2001). "whitespace" only splits on white space, for
-// exact comparisons with other tools. Documents are cut into semantic units
-// after filtering: sentences (UAX #29 sentence boundaries; in whitespace
-// mode a line break or a token ending in . ! or ?), N-token windows inside
-// sentences (the units of PC-TD, Shi et al., IEEE Intelligent Systems
-// 2020), paragraphs (blank-line separated), or whole documents.
+// exact comparisons with other tools.
+//
+// White space and invisible characters are treated alike in both modes,
+// so that a token is always a valid vocabulary word:
+//
+//   - White space (IsSpace) is Unicode's White_Space property plus the
+//     zero-width space U+200B: besides the ASCII space, tab and line ends
+//     it includes the no-break space U+00A0, the narrow no-break space
+//     U+202F (written before ? ! : ; in French), the thin, figure and
+//     ideographic spaces, NEL and the line and paragraph separators. Every
+//     one separates tokens, even where UAX #29 would join the letters
+//     around it (it joins across U+202F), and no token contains one.
+//     Package vocab uses the same function, so it refuses no token.
+//   - Ignorable characters (IsIgnorable) are deleted from tokens: controls
+//     (Cc) and format characters (Cf) other than white space — the
+//     byte-order mark U+FEFF wherever it appears (the readers also drop
+//     one at the start of a file), the soft hyphen U+00AD, the zero-width
+//     joiner and non-joiner U+200D and U+200C, the word joiner U+2060,
+//     the bidirectional marks and controls, and the tag characters. So
+//     "hy\u00ADphen" is "hyphen" and a word with a joiner inside is the word
+//     without it, as Unicode's NFKC_Casefold mapping has it. A token left
+//     empty is dropped, and a line of only white space and ignorable
+//     characters is blank.
+//
+// Documents are cut into semantic units after filtering: sentences (UAX #29
+// sentence boundaries; in whitespace mode a line break or a token ending in
+// . ! or ?), N-token windows inside sentences (the units of PC-TD, Shi et
+// al., IEEE Intelligent Systems 2020), paragraphs (blank-line separated),
+// or whole documents.
 //
 // A Corpus is the compact encoded form the samplers train on (vocab.Encode
 // and vocab.Prepare make one). Split divides it among parties: IID by sizes

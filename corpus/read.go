@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -418,9 +417,11 @@ func invalidAt(line []byte) error {
 	return fmt.Errorf("%w at byte %d of the line", ErrInvalidUTF8, invalidOffset(line)+1)
 }
 
+// isBlank reports whether b has only white space and ignorable characters
+// (isBlankText).
 func isBlank(b []byte) bool {
 	for _, c := range string(b) {
-		if !unicode.IsSpace(c) {
+		if !IsSpace(c) && !IsIgnorable(c) {
 			return false
 		}
 	}

@@ -26,7 +26,8 @@ const (
 	// normalizes to NFC, drops stop words, tokens without a letter and short
 	// tokens, and optionally stems.
 	ModeUnicode = "unicode"
-	// ModeWhitespace splits on Unicode white space and does nothing else.
+	// ModeWhitespace splits on white space (IsSpace), deletes ignorable
+	// characters (IsIgnorable) and does nothing else.
 	ModeWhitespace = "whitespace"
 )
 
@@ -148,6 +149,7 @@ type TokenizedDoc struct {
 	ID     string
 	Label  string
 	Source string     // input file, as in Document
+	Line   int        // line in Source, as in Document (0 for whole-file documents)
 	Units  [][]string // tokens of each unit, in order
 }
 
@@ -233,11 +235,11 @@ func readStopWords(path string) ([]string, error) {
 		if !utf8.Valid(b) {
 			return nil, &InputError{File: path, Line: line, Err: invalidAt(b)}
 		}
-		w := strings.TrimSpace(string(b))
+		w := dropIgnorable(strings.TrimFunc(string(b), IsSpace))
 		if w == "" || strings.HasPrefix(w, "#") {
 			continue
 		}
-		if strings.IndexFunc(w, unicode.IsSpace) >= 0 {
+		if strings.IndexFunc(w, IsSpace) >= 0 {
 			return nil, &InputError{File: path, Line: line, Err: fmt.Errorf("stop word %q contains white space", w)}
 		}
 		list = append(list, w)
@@ -253,7 +255,7 @@ func (t *Tokenizer) Config() TokenizerConfig { return t.cfg }
 
 // Tokenize cuts d's text into units of tokens.
 func (t *Tokenizer) Tokenize(d Document) TokenizedDoc {
-	return TokenizedDoc{ID: d.ID, Label: d.Label, Source: d.Source, Units: t.Units(d.Text)}
+	return TokenizedDoc{ID: d.ID, Label: d.Label, Source: d.Source, Line: d.Line, Units: t.Units(d.Text)}
 }
 
 // Units returns the tokens of text grouped into semantic units; empty units
@@ -284,7 +286,9 @@ func (t *Tokenizer) Words(text string) []string {
 // kept token in order, and cut after the last token of every non-empty
 // semantic unit (so cut is called once per unit and never for an empty one).
 // Invalid UTF-8 (which the readers never return) is first replaced by
-// U+FFFD, so tokens are always valid UTF-8.
+// U+FFFD, so tokens are always valid UTF-8. In both modes a token is never
+// empty and holds no white space (IsSpace) and no ignorable character
+// (IsIgnorable), so package vocab accepts every token as a word.
 func (t *Tokenizer) Each(text string, emit func(tok string), cut func()) {
 	if !utf8.ValidString(text) {
 		text = strings.ToValidUTF8(text, "\uFFFD")
@@ -333,7 +337,7 @@ func (t *Tokenizer) scan(text string, state *scanState, emit func(tok string), c
 }
 
 // forParagraphs calls f on each paragraph of text: runs of lines separated
-// by blank lines (lines of only white space).
+// by blank lines (lines of only white space and ignorable characters).
 func forParagraphs(text string, f func(string)) {
 	start, pos := 0, 0
 	inPara := false
@@ -343,7 +347,7 @@ func forParagraphs(text string, f func(string)) {
 		if nl >= 0 {
 			end = pos + nl
 		}
-		if isBlankString(text[pos:end]) {
+		if isBlankText(text[pos:end]) {
 			if inPara {
 				f(text[start:pos])
 				inPara = false
@@ -358,15 +362,6 @@ func forParagraphs(text string, f func(string)) {
 	}
 }
 
-func isBlankString(s string) bool {
-	for _, c := range s {
-		if !unicode.IsSpace(c) {
-			return false
-		}
-	}
-	return true
-}
-
 // sentences cuts paragraph p into sentences, calling end after each.
 func (t *Tokenizer) sentences(p string, state *scanState, put func(string), end func()) {
 	if t.whitespace {
@@ -374,7 +369,9 @@ func (t *Tokenizer) sentences(p string, state *scanState, put func(string), end 
 		// character is sentence-final punctuation (. ! ? and their
 		// full-width forms), the convention of pre-tokenized corpora.
 		forWhitespaceTokens(p, func(tok string, eol bool) {
-			put(tok)
+			if tok != "" {
+				put(tok)
+			}
 			if eol || endsSentence(tok) {
 				end()
 			}
@@ -396,7 +393,7 @@ func (t *Tokenizer) sentences(p string, state *scanState, put func(string), end 
 // sentence; such a sentence is joined to the next. Abbreviations that often
 // do end a sentence (etc., U.S.) are not titles.
 func endsInTitle(s string) bool {
-	s = strings.TrimRightFunc(s, unicode.IsSpace)
+	s = strings.TrimRightFunc(s, IsSpace)
 	s, ok := strings.CutSuffix(s, ".")
 	if !ok {
 		return false
@@ -422,14 +419,15 @@ func endsSentence(tok string) bool {
 	return false
 }
 
-// forWhitespaceTokens calls f on each white-space separated token of s; eol
-// reports that a line break (or the end of s) follows the token.
+// forWhitespaceTokens calls f on each white-space separated token of s,
+// with its ignorable characters deleted (so possibly empty); eol reports
+// that a line break (or the end of s) follows the token.
 func forWhitespaceTokens(s string, f func(tok string, eol bool)) {
 	start := -1
 	for i, c := range s {
-		if unicode.IsSpace(c) {
+		if IsSpace(c) {
 			if start >= 0 {
-				f(s[start:i], lineBreakAhead(s[i:]))
+				f(dropIgnorable(s[start:i]), lineBreakAhead(s[i:]))
 				start = -1
 			}
 		} else if start < 0 {
@@ -437,7 +435,7 @@ func forWhitespaceTokens(s string, f func(tok string, eol bool)) {
 		}
 	}
 	if start >= 0 {
-		f(s[start:], true)
+		f(dropIgnorable(s[start:]), true)
 	}
 }
 
@@ -448,7 +446,7 @@ func lineBreakAhead(s string) bool {
 		switch {
 		case c == '\n' || c == '\r' || c == '\u2028' || c == '\u2029':
 			return true
-		case !unicode.IsSpace(c):
+		case !IsSpace(c):
 			return false
 		}
 	}
@@ -458,13 +456,24 @@ func lineBreakAhead(s string) bool {
 // words emits the kept tokens of s.
 func (t *Tokenizer) words(s string, state *scanState, put func(string)) {
 	if t.whitespace {
-		forWhitespaceTokens(s, func(tok string, _ bool) { put(tok) })
+		forWhitespaceTokens(s, func(tok string, _ bool) {
+			if tok != "" {
+				put(tok)
+			}
+		})
 		return
+	}
+	keep := func(tok string) {
+		if w, ok := t.filter(tok, state); ok {
+			put(w)
+		}
 	}
 	it := words.FromString(s)
 	for it.Next() {
-		if w, ok := t.filter(it.Value(), state); ok {
-			put(w)
+		if tok := it.Value(); isPlainASCII(tok) {
+			keep(tok)
+		} else {
+			eachPiece(tok, keep)
 		}
 	}
 }

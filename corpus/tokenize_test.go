@@ -248,7 +248,7 @@ func TestTokenize(t *testing.T) {
 	tok := mustTokenizer(t, corpus.TokenizerConfig{})
 	d := corpus.Document{ID: "d1", Label: "pets", Text: "Cats purr. Dogs bark loudly.", Source: "f.txt", Line: 3}
 	got := tok.Tokenize(d)
-	want := corpus.TokenizedDoc{ID: "d1", Label: "pets", Source: "f.txt", Units: [][]string{{"cats", "purr"}, {"dogs", "bark", "loudly"}}}
+	want := corpus.TokenizedDoc{ID: "d1", Label: "pets", Source: "f.txt", Line: 3, Units: [][]string{{"cats", "purr"}, {"dogs", "bark", "loudly"}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Tokenize differs (-want +got):\n%s", diff)
 	}
@@ -259,10 +259,12 @@ func TestTokenize(t *testing.T) {
 
 // FuzzTokenizer checks on arbitrary text that tokenization never panics,
 // that tokens are non-empty valid UTF-8 (even from invalid input) without
-// white space (in whitespace mode: exactly strings.Fields of valid input),
-// and that Words is Units flattened.
+// white space or ignorable characters (in whitespace mode: exactly the
+// fields of valid input between IsSpace characters, ignorable characters
+// deleted), and that Words is Units flattened.
 func FuzzTokenizer(f *testing.F) {
-	for _, s := range []string{"", "Hello, World. Dr. Who?", "東京\n\nCAFE\u0301 don’t", "a\x00b\xff", "  \n\t\r\n", "x. y! z?"} {
+	for _, s := range []string{"", "Hello, World. Dr. Who?", "東京\n\nCAFE\u0301 don’t", "a\x00b\xff", "  \n\t\r\n", "x. y! z?",
+		"Quelle heure est-il\u202f? Il est midi", "\ufeffa\u200bb\u200dc\u00add\u2060e\u200ff", "a\u202f\u200d\nb"} {
 		f.Add(s, uint8(0))
 	}
 	cfgs := []corpus.TokenizerConfig{
@@ -291,15 +293,29 @@ func FuzzTokenizer(f *testing.F) {
 			t.Fatalf("config %d: Words(%q) = %q; Units flattened = %q", i, text, words, flat)
 		}
 		for _, w := range flat {
-			if w == "" || strings.ContainsFunc(w, func(r rune) bool { return r == ' ' || r == '\n' || r == '\t' }) {
-				t.Fatalf("config %d: token %q of %q is empty or has white space", i, w, text)
+			if w == "" || strings.ContainsFunc(w, corpus.IsSpace) || strings.ContainsFunc(w, corpus.IsIgnorable) {
+				t.Fatalf("config %d: token %q of %q is empty or has white space or an ignorable character", i, w, text)
 			}
 			if !utf8.ValidString(w) {
 				t.Fatalf("config %d: token %q of %q is not valid UTF-8", i, w, text)
 			}
 		}
-		if cfgs[i].Mode == corpus.ModeWhitespace && !slices.Equal(flat, strings.Fields(text)) && utf8.ValidString(text) {
-			t.Fatalf("config %d: whitespace tokens %q; strings.Fields gives %q", i, flat, strings.Fields(text))
+		if cfgs[i].Mode == corpus.ModeWhitespace && utf8.ValidString(text) {
+			var want []string
+			for _, field := range strings.FieldsFunc(text, corpus.IsSpace) {
+				field = strings.Map(func(r rune) rune {
+					if corpus.IsIgnorable(r) {
+						return -1
+					}
+					return r
+				}, field)
+				if field != "" {
+					want = append(want, field)
+				}
+			}
+			if !slices.Equal(flat, want) {
+				t.Fatalf("config %d: whitespace tokens %q; fields without ignorable characters %q", i, flat, want)
+			}
 		}
 	})
 }
