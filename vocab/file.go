@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/fedtopic/fedtopic/internal/atomicfile"
@@ -27,7 +26,7 @@ func Load(path string) (*Vocabulary, error) {
 // Read reads a vocabulary in the file format from r; name is used in error
 // messages. Lines end in \n or \r\n, and a UTF-8 byte-order mark is ignored.
 // An empty line (other than the end of the file), a word with leading or
-// trailing white space, invalid UTF-8, a NUL byte, a duplicate word or an
+// trailing white space (corpus.IsSpace), invalid UTF-8, a NUL byte, a duplicate word or an
 // empty file is an error naming the line.
 func Read(r io.Reader, name string) (*Vocabulary, error) {
 	br := bufio.NewReader(r)
@@ -57,10 +56,11 @@ func Read(r io.Reader, name string) (*Vocabulary, error) {
 			return nil, bad(line, "empty line (every line must hold one word)")
 		case bytes.ContainsRune(b, '\r'):
 			return nil, bad(line, "carriage return inside a word")
-		case len(bytes.TrimFunc(b, unicode.IsSpace)) != len(b):
-			return nil, bad(line, "word %q has leading or trailing white space", b)
 		}
 		w := string(b)
+		if err := checkEnds(w); err != nil {
+			return nil, bad(line, "%w", err)
+		}
 		if j, dup := v.ids[w]; dup {
 			return nil, bad(line, "word %q repeats line %d", w, j+1)
 		}

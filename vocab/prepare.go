@@ -85,9 +85,14 @@ func Prepare(ctx context.Context, paths []string, ro corpus.ReadOptions, tc corp
 				}
 			}
 			if cnt != nil {
+				cnt.at = corpus.Document{ID: d.ID, Source: d.Source, Line: d.Line}
 				cnt.startDoc()
 			}
 			tok.Each(d.Text, emit, cut)
+			if cnt != nil && cnt.err != nil {
+				r.Close()
+				return nil, nil, st, cnt.err
+			}
 			docs = append(docs, docInfo{id: d.ID, label: d.Label, source: int32(i), unitEnd: len(unitEnds)})
 		}
 		st.Read = st.Read.Add(r.Stats())

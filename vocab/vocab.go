@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/fedtopic/fedtopic/corpus"
@@ -21,7 +20,9 @@ type Vocabulary struct {
 }
 
 // New returns the vocabulary whose word with id i is words[i]. Words must be
-// non-empty, valid UTF-8, free of line breaks and distinct.
+// non-empty, valid UTF-8, free of line breaks and NUL, without leading or
+// trailing white space (corpus.IsSpace) and distinct. An error names the
+// word by its id; callers add where the list came from.
 func New(words []string) (*Vocabulary, error) {
 	v := &Vocabulary{words: slices.Clone(words), ids: make(map[string]int32, len(words))}
 	if len(words) > math.MaxInt32 {
@@ -29,7 +30,7 @@ func New(words []string) (*Vocabulary, error) {
 	}
 	for i, w := range v.words {
 		if err := checkWord(w); err != nil {
-			return nil, fmt.Errorf("vocab: word %d: %w", i, err)
+			return nil, fmt.Errorf("vocab: word with id %d: %w", i, err)
 		}
 		if j, dup := v.ids[w]; dup {
 			return nil, fmt.Errorf("vocab: word %q is both id %d and id %d", w, j, i)
@@ -48,8 +49,18 @@ func checkWord(w string) error {
 		return errors.New("invalid UTF-8")
 	case strings.ContainsAny(w, "\n\r\x00"):
 		return fmt.Errorf("word %q contains a line break or NUL", w)
-	case strings.TrimFunc(w, unicode.IsSpace) != w:
-		return fmt.Errorf("word %q has leading or trailing white space", w)
+	}
+	return checkEnds(w)
+}
+
+// checkEnds reports a word that begins or ends with white space as the
+// tokenizer defines it (corpus.IsSpace), which no token can.
+func checkEnds(w string) error {
+	if r, _ := utf8.DecodeRuneInString(w); corpus.IsSpace(r) {
+		return fmt.Errorf("word %q begins with white space (%U)", w, r)
+	}
+	if r, _ := utf8.DecodeLastRuneInString(w); corpus.IsSpace(r) {
+		return fmt.Errorf("word %q ends with white space (%U)", w, r)
 	}
 	return nil
 }
@@ -147,13 +158,17 @@ type BuildStats struct {
 }
 
 // counter accumulates document frequencies and interns words to temporary
-// ids in order of first appearance.
+// ids in order of first appearance. A word that cannot be a vocabulary word
+// is interned all the same; err records the first, naming the document it
+// came from (at holds the current document's ID, Source and Line).
 type counter struct {
 	ids   map[string]int32
 	words []string
 	df    []int
 	last  []int // last document (1-based) that counted each word
 	docs  int
+	at    corpus.Document
+	err   error
 }
 
 func newCounter() *counter { return &counter{ids: make(map[string]int32)} }
@@ -167,6 +182,9 @@ func (c *counter) add(w string) int32 {
 	id, ok := c.ids[w]
 	if !ok {
 		id = int32(len(c.words))
+		if err := checkWord(w); err != nil && c.err == nil {
+			c.err = fmt.Errorf("vocab: %s: %w", c.at.Where(), err)
+		}
 		w = strings.Clone(w) // do not pin the document text
 		c.ids[w] = id
 		c.words = append(c.words, w)
@@ -185,6 +203,9 @@ func (c *counter) add(w string) int32 {
 func (c *counter) build(o BuildOptions) (v *Vocabulary, remap []int32, st BuildStats, err error) {
 	if err := o.Validate(); err != nil {
 		return nil, nil, st, err
+	}
+	if c.err != nil {
+		return nil, nil, st, c.err
 	}
 	st.Documents, st.Types = c.docs, len(c.words)
 	lo, hi := o.dfBounds(c.docs)
@@ -235,10 +256,14 @@ func (c *counter) build(o BuildOptions) (v *Vocabulary, remap []int32, st BuildS
 
 // Build returns the vocabulary of the tokenized documents, pruned and
 // ordered as o says. The ids depend only on the multiset of documents, not
-// on their order. It fails with ErrEmpty when no word survives pruning.
+// on their order. It fails with ErrEmpty when no word survives pruning, and
+// with an error naming the document (file and line) when a token cannot be
+// a word.
 func Build(docs []corpus.TokenizedDoc, o BuildOptions) (*Vocabulary, BuildStats, error) {
 	c := newCounter()
-	for _, d := range docs {
+	for i := range docs {
+		d := &docs[i]
+		c.at = corpus.Document{ID: d.ID, Source: d.Source, Line: d.Line}
 		c.startDoc()
 		for _, u := range d.Units {
 			for _, w := range u {

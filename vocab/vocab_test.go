@@ -46,10 +46,12 @@ func TestNew(t *testing.T) {
 		words []string
 		msg   string
 	}{
-		{name: "empty word", words: []string{"a", ""}, msg: "word 1: empty word"},
+		{name: "empty word", words: []string{"a", ""}, msg: "word with id 1: empty word"},
 		{name: "duplicate", words: []string{"a", "b", "a"}, msg: `word "a" is both id 0 and id 2`},
 		{name: "newline", words: []string{"a\nb"}, msg: "line break"},
-		{name: "padded", words: []string{" a"}, msg: "leading or trailing white space"},
+		{name: "padded", words: []string{" a"}, msg: `word " a" begins with white space (U+0020)`},
+		{name: "narrow no-break space", words: []string{"il\u202f"}, msg: `word "il\u202f" ends with white space (U+202F)`},
+		{name: "zero-width space", words: []string{"\u200bil"}, msg: "begins with white space (U+200B)"},
 		{name: "invalid UTF-8", words: []string{"\xff"}, msg: "invalid UTF-8"},
 	}
 	for _, tt := range tests {
@@ -134,6 +136,21 @@ func TestBuildErrors(t *testing.T) {
 	}{
 		{name: "nothing left", docs: docs("a b", "c"), opts: vocab.BuildOptions{MinDF: 2}, msg: []string{"no word is left after pruning (3 words, 2 documents; kept df in [2, 2])"}},
 		{name: "empty corpus", docs: nil, msg: []string{"no word is left"}},
+		{
+			name: "bad word names its file and line",
+			docs: []corpus.TokenizedDoc{{ID: "a", Source: "f.txt", Line: 3, Units: [][]string{{"ok"}}}, {ID: "b", Source: "f.txt", Line: 7, Units: [][]string{{"ok", "il\u202f"}}}},
+			msg:  []string{`vocab: f.txt:7: word "il\u202f" ends with white space (U+202F)`},
+		},
+		{
+			name: "bad word of a whole-file document",
+			docs: []corpus.TokenizedDoc{{ID: "x.txt", Source: "dir/x.txt", Units: [][]string{{" ok"}}}},
+			msg:  []string{`vocab: dir/x.txt: word " ok" begins with white space`},
+		},
+		{
+			name: "bad word of a document without a file",
+			docs: []corpus.TokenizedDoc{{ID: "d9", Units: [][]string{{"a\x00b"}}}},
+			msg:  []string{`vocab: document "d9": word "a\x00b" contains a line break or NUL`},
+		},
 		{name: "min above max", docs: docs("a", "a b", "a b"), opts: vocab.BuildOptions{MinDF: 3, MaxDF: 2}, msg: []string{"no word is left"}},
 		{
 			name: "bad options reported together",
