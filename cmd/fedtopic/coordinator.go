@@ -23,6 +23,7 @@ import (
 
 	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/fed/fedgrpc"
+	"github.com/fedtopic/fedtopic/ftm"
 	"github.com/fedtopic/fedtopic/internal/atomicfile"
 	"github.com/fedtopic/fedtopic/privacy"
 	"github.com/fedtopic/fedtopic/sim"
@@ -194,11 +195,11 @@ complete three-party example on loopback:
 			if err := readConfig(configPath, "coordinator", &cfg); err != nil {
 				return err
 			}
-			alg, err := lookupAlgorithm(cfg.Algorithm)
+			alg, err := deployAlgorithm(configPath, cfg.Algorithm)
 			if err != nil {
 				return err
 			}
-			return runCoordinator(c.Context(), e, &cfg, alg)
+			return runCoordinator(c.Context(), e, configPath, &cfg, alg)
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "coordinator configuration, YAML or JSON (required)")
@@ -245,18 +246,86 @@ func (cfg *coordinatorConfig) fedConfig(run, alg, stateDir string) fed.Coordinat
 		LingerTimeout: cfg.LingerTimeout, MaxAttempts: cfg.MaxAttempts, StateDir: stateDir}
 }
 
-// runCoordinator runs the vocabulary round (unless a vocabulary file is
-// given or the round already ran) and then the training run.
-func runCoordinator(ctx context.Context, e *env, cfg *coordinatorConfig, alg fed.Algorithm) error {
-	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
-		return err
+// deployAlgorithm returns the algorithm the configuration file path names.
+func deployAlgorithm(path, name string) (fed.Algorithm, error) {
+	var names []string
+	for _, a := range federatedAlgorithms() {
+		if a.Name == name {
+			return a, nil
+		}
+		names = append(names, a.Name)
 	}
-	words, prior, err := coordinatorVocabulary(ctx, e, cfg, log)
+	return fed.Algorithm{}, fmt.Errorf("%s: algorithm: %q is not an algorithm; choose one of %s", path, name, strings.Join(names, ", "))
+}
+
+// setupParams checks the params of the configuration file path for alg and
+// returns them as the Setup's parameters, completed as a deployment needs.
+// Coordinator and parties complete them alike, so they agree.
+//
+// Every party's ledger counts privacy per document, the unit of the
+// private vocabulary round; an algorithm whose releases count a smaller
+// unit reports them at the document level. For FTM (ε per word
+// occurrence) that is group privacy over params.max_doc_tokens, as
+// fedtopic simulate does (--max-doc-length): the field is required and
+// params.unit becomes "document".
+func setupParams(path string, alg fed.Algorithm, params map[string]any) (json.RawMessage, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("%s: params: %w", path, err)
+	}
+	if alg.Name != ftm.Name {
+		return raw, nil
+	}
+	cfg, err := ftm.ParseConfig(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: params: %w", path, err)
+	}
+	if !cfg.NoNoise {
+		switch {
+		case cfg.MaxDocTokens <= 0:
+			return nil, fmt.Errorf("%s: params.max_doc_tokens: required for ftm: a party's ledger counts privacy per document (as the vocabulary round does), so FTM's ε per word occurrence (params.epsilon) is counted over at most max_doc_tokens tokens per document, by group privacy; longer documents are truncated. Set it, for example max_doc_tokens: 30 (fedtopic simulate's default)", path)
+		case cfg.Unit != "" && cfg.Unit != ftm.UnitDocument:
+			return nil, fmt.Errorf("%s: params.unit: %q: a party's ledger counts privacy per document; leave unit out (FTM's spend is converted with params.max_doc_tokens)", path, cfg.Unit)
+		}
+		cfg.Unit = ftm.UnitDocument
+	}
+	raw, err = json.Marshal(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: params: %w", path, err)
+	}
+	return raw, nil
+}
+
+// runCoordinator runs the vocabulary round (unless a vocabulary file is
+// given or the round already ran) and then the training run; path names
+// the configuration file, whose mistakes are found before anything starts.
+func runCoordinator(ctx context.Context, e *env, path string, cfg *coordinatorConfig, alg fed.Algorithm) error {
+	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	params, err := setupParams(path, alg, cfg.Params)
 	if err != nil {
 		return err
 	}
-	params, err := json.Marshal(cfg.Params)
+	// The algorithm's halves built on a stand-in vocabulary find what the
+	// parameters cannot do with this federation (FTM's topics for another
+	// number of parties) before the vocabulary round starts.
+	probe := fed.Setup{Run: cfg.Run, Parties: cfg.Parties, Vocab: []string{"word"}, Seed: cfg.Seed, Params: params}
+	if _, err := alg.NewAggregator(probe); err != nil {
+		return fmt.Errorf("%s: params: %w", path, err)
+	}
+	if _, err := alg.NewValidator(probe); err != nil {
+		return fmt.Errorf("%s: params: %w", path, err)
+	}
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return err
+	}
+	started, err := runStart(cfg.StateDir)
+	if err != nil {
+		return err
+	}
+	words, prior, err := coordinatorVocabulary(ctx, e, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -304,6 +373,7 @@ func runCoordinator(ctx context.Context, e *env, cfg *coordinatorConfig, alg fed
 	coord, err := fed.NewCoordinator(cfg.fedConfig(cfg.Run, alg.Name, stateDir), agg, val, fed.CoordinatorOptions{
 		Logger: log,
 		Crash:  crashHook(),
+		OnWait: printWait(e.stdout, ""),
 		OnRound: func(r fed.RoundRecord) {
 			recErr = errors.Join(recErr, rec.Round(r, nil))
 			if r.Resumed {
@@ -330,14 +400,24 @@ func runCoordinator(ctx context.Context, e *env, cfg *coordinatorConfig, alg fed
 	if err != nil {
 		return err
 	}
+	if resuming {
+		if n := coord.Committed(); n > 0 {
+			fmt.Fprintf(e.stdout, "resumed run %s from its checkpoint in %s: rounds 1 to %d were committed before the restart; going on from round %d\n", cfg.Run, stateDir, n, n+1)
+		} else {
+			fmt.Fprintf(e.stdout, "resumed run %s from its checkpoint in %s: no round was committed before the restart; starting from round 1\n", cfg.Run, stateDir)
+		}
+	}
 	srv, err := serve(cfg, coord, val)
 	if err != nil {
 		return err
 	}
-	start := time.Now()
 	res, err := coord.Run(ctx)
 	srv.stop()
-	summary := fed.SummaryLine{Run: cfg.Run, Algorithm: alg.Name, Seed: cfg.Seed, Rounds: coord.Committed(), Vocab: len(words)}
+	// The summary counts the whole run: every committed round, the bytes
+	// and privacy spend of rounds before a restart (the recorder resumed
+	// them) and the time since the run first started.
+	summary := fed.SummaryLine{Run: cfg.Run, Algorithm: alg.Name, Seed: cfg.Seed, Rounds: coord.Committed(), Vocab: len(words),
+		DurationS: time.Since(started).Seconds()}
 	if err != nil {
 		summary.Error = err.Error()
 		_, serr := rec.Summary(summary)
@@ -351,6 +431,15 @@ func runCoordinator(ctx context.Context, e *env, cfg *coordinatorConfig, alg fed
 		gm.Vocab = words
 		gm.Prov.Method, gm.Prov.Rounds, gm.Prov.Version = alg.Name, res.Rounds, version
 		gm.Prov.Created = time.Now().UTC().Format(time.RFC3339)
+		// What every party spent, from the run record's accounting (the
+		// vocabulary round included), which survives a restart of the
+		// coordinator; an aggregator's own tally starts again from zero.
+		gm.Prov.Privacy = nil
+		for _, pe := range rec.Epsilon() {
+			if pe.Releases > 0 {
+				gm.Prov.Privacy = append(gm.Prov.Privacy, topic.PrivacySpend{Party: pe.Party, Epsilon: pe.Epsilon, Delta: pe.Delta, Unit: pe.Unit})
+			}
+		}
 		if err := topic.Save(filepath.Join(cfg.Out, "model"), gm); err != nil {
 			return err
 		}
@@ -361,8 +450,55 @@ func runCoordinator(ctx context.Context, e *env, cfg *coordinatorConfig, alg fed
 	if err := errors.Join(err, recErr); err != nil {
 		return err
 	}
-	printSummary(e.stdout, cfg.Out, s, time.Since(start))
+	printSummary(e.stdout, cfg.Out, s, time.Since(started))
 	return nil
+}
+
+// runStart returns when the run kept in stateDir first started, recording
+// now if it has not started before.
+func runStart(stateDir string) (time.Time, error) {
+	path := filepath.Join(stateDir, "started")
+	b, err := os.ReadFile(path)
+	if err == nil {
+		t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(b)))
+		if err != nil {
+			return time.Time{}, fmt.Errorf("%s: %w", path, err)
+		}
+		return t, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return time.Time{}, err
+	}
+	now := time.Now().UTC()
+	return now, atomicfile.WriteBytes(path, 0o600, []byte(now.Format(time.RFC3339Nano)+"\n"))
+}
+
+// printWait returns the coordinator's OnWait: a line on w saying who has
+// joined and who is missing, or whom a round waits for. phase names the
+// run's phase ("" for training).
+func printWait(w io.Writer, phase string) func(fed.Waiting) {
+	if phase != "" {
+		phase += ": "
+	}
+	return func(wt fed.Waiting) {
+		list := func(ids []string) string {
+			if len(ids) == 0 {
+				return "none"
+			}
+			return strings.Join(ids, ", ")
+		}
+		left := wt.Left.Round(time.Second)
+		switch {
+		case wt.Round == 0 && len(wt.Missing) == 0:
+			fmt.Fprintf(w, "%sall %d parties joined: %s\n", phase, len(wt.Present), list(wt.Present))
+		case wt.Round == 0:
+			fmt.Fprintf(w, "%swaiting for parties to join: joined %s; missing %s (the first round starts without them in %s, join_timeout)\n",
+				phase, list(wt.Present), list(wt.Missing), left)
+		default:
+			fmt.Fprintf(w, "%sround %d: waiting for %s; replied %s (deadline in %s, round_timeout)\n",
+				phase, wt.Round, list(wt.Missing), list(wt.Present), left)
+		}
+	}
 }
 
 // coordinatorVocabulary returns the shared vocabulary: the configured file,
@@ -386,6 +522,7 @@ func coordinatorVocabulary(ctx context.Context, e *env, cfg *coordinatorConfig, 
 		if err := json.Unmarshal(b, &r); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", done, err)
 		}
+		fmt.Fprintf(e.stdout, "vocabulary round: done before the restart (%d words selected)\n", len(r.Words))
 		return r.Words, []fed.RoundRecord{r.Record}, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, err
@@ -405,7 +542,7 @@ func coordinatorVocabulary(ctx context.Context, e *env, cfg *coordinatorConfig, 
 		return nil, nil, err
 	}
 	coord, err := fed.NewCoordinator(cfg.fedConfig(run, vocabround.Name, filepath.Join(cfg.StateDir, "vocabulary")), agg, val,
-		fed.CoordinatorOptions{Logger: log, OnRound: func(rr fed.RoundRecord) {
+		fed.CoordinatorOptions{Logger: log, OnWait: printWait(e.stdout, "vocabulary round"), OnRound: func(rr fed.RoundRecord) {
 			if rr.Committed {
 				r.Record = rr
 			}

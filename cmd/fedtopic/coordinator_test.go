@@ -62,15 +62,17 @@ type deployAlgo struct {
 var (
 	deployADLDA = deployAlgo{name: "adlda", params: "{k: 3, rounds: %d}", budget: "{epsilon: 1}",
 		simulate: []string{"--topics", "3"}, spent: "0"}
-	// FTM at ε = 1 per word occurrence, the parties' whole budget, with a
+	// FTM at ε = 1 per word occurrence over documents clipped to 10
+	// tokens: ε = 10 per document, the parties' whole budget, with a
 	// different K_p for every party.
-	deployFTM = deployAlgo{name: "ftm", params: "{topics: [2, 3, 4], rounds: %d, epsilon: 1, local_iterations: 3}", budget: "{epsilon: 1}",
-		simulate: []string{"--topics", "2,3,4", "--epsilon", "1", "--local-iterations", "3"}, listParties: true, spent: "1"}
+	deployFTM = deployAlgo{name: "ftm", params: "{topics: [2, 3, 4], rounds: %d, epsilon: 1, local_iterations: 3, max_doc_tokens: 10}", budget: "{epsilon: 10}",
+		simulate: []string{"--topics", "2,3,4", "--epsilon", "1", "--local-iterations", "3", "--max-doc-length", "10", "--budget-epsilon", "10"},
+		listParties: true, spent: "10"}
 	// FTM after the private vocabulary round, both counted per document:
 	// ε = 8 for the vocabulary and 10·1 for FTM over documents clipped to 10
 	// tokens.
 	deployFTMVocabRound = deployAlgo{name: "ftm",
-		params:     "{topics: [2, 3, 4], rounds: %d, epsilon: 1, local_iterations: 3, max_doc_tokens: 10, unit: document}",
+		params:     "{topics: [2, 3, 4], rounds: %d, epsilon: 1, local_iterations: 3, max_doc_tokens: 10}",
 		vocabRound: "{epsilon: 8, delta: 1.0e-6, max_words_per_doc: 4}", budget: "{epsilon: 18, delta: 1.0e-5}",
 		simulate: []string{"--topics", "2,3,4", "--epsilon", "1", "--local-iterations", "3", "--max-doc-length", "10",
 			"--vocab-epsilon", "8", "--vocab-delta", "1e-6", "--vocab-l0", "4", "--budget-epsilon", "18"},
