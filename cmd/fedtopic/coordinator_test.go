@@ -66,7 +66,7 @@ var (
 	// tokens: ε = 10 per document, the parties' whole budget, with a
 	// different K_p for every party.
 	deployFTM = deployAlgo{name: "ftm", params: "{topics: [2, 3, 4], rounds: %d, epsilon: 1, local_iterations: 3, max_doc_tokens: 10}", budget: "{epsilon: 10}",
-		simulate: []string{"--topics", "2,3,4", "--epsilon", "1", "--local-iterations", "3", "--max-doc-length", "10", "--budget-epsilon", "10"},
+		simulate:    []string{"--topics", "2,3,4", "--epsilon", "1", "--local-iterations", "3", "--max-doc-length", "10", "--budget-epsilon", "10"},
 		listParties: true, spent: "10"}
 	// FTM after the private vocabulary round, both counted per document:
 	// ε = 8 for the vocabulary and 10·1 for FTM over documents clipped to 10
