@@ -11,6 +11,7 @@ import (
 
 	"github.com/fedtopic/fedtopic/lda"
 	"github.com/fedtopic/fedtopic/privacy"
+	"github.com/fedtopic/fedtopic/privacy/accountant"
 )
 
 // Models a Config can name.
@@ -38,7 +39,7 @@ const (
 // chosen.
 const (
 	DefaultEpsilon         = 11.0 // the papers' headline setting (FTM-11, iFTM-11)
-	DefaultTau             = 0.2  // the papers' default threshold
+	PaperTau               = 0.2  // the papers' threshold; the floor of AutoTau
 	DefaultK               = 10
 	DefaultAlphaSum        = lda.DefaultAlphaSum // α = DefaultAlphaSum/K_p
 	DefaultBeta            = lda.DefaultBeta
@@ -65,8 +66,9 @@ type Config struct {
 	// count vectors and nothing is charged. For baselines and tests only.
 	NoNoise bool `json:"no_noise,omitempty"`
 	// Tau is the threshold τ ≥ 0: noisy entries ≤ τ are set to zero; nil
-	// means DefaultTau (0.2). τ = 0 is valid and keeps half of the
-	// vocabulary in every vector (slow).
+	// means AutoTau(ε, V), which keeps about one noise entry per token.
+	// PaperTau (0.2) reproduces the papers. τ = 0 is valid and keeps half
+	// of the vocabulary in every vector (slow).
 	Tau *float64 `json:"tau,omitempty"`
 	// Topics gives K_p: one value for every party, or one per party in
 	// party order; default [DefaultK].
@@ -224,16 +226,66 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// AutoTau returns the threshold fedtopic uses when none is given, for ε per
+// word occurrence and a vocabulary of v words: τ = ln(v/2)/ε, the τ at
+// which a token's vector keeps in expectation one entry that is pure noise
+// (an entry with true count 0 survives with probability ½e^(−ετ)), kept
+// within [PaperTau, 1 − 1/ε] so that the token's own entry, 1 plus noise,
+// still survives with probability at least 1 − ½e^(−1). τ depends only on
+// ε and the shared vocabulary's size, both public, so choosing it is
+// post-processing and costs no privacy. At the papers' τ = 0.2 and ε = 11 a
+// token of a 12,000-word vocabulary carries about 660 noise entries, which
+// swamp its one true count.
+func AutoTau(eps float64, v int) float64 {
+	t := math.Log(float64(v)/2) / eps
+	if hi := 1 - 1/eps; t > hi {
+		t = hi
+	}
+	return math.Max(t, PaperTau)
+}
+
+// tauFor returns τ for a vocabulary of v words.
+func (c Config) tauFor(v int) float64 {
+	if c.Tau != nil {
+		return *c.Tau
+	}
+	eps := c.Epsilon
+	if eps == 0 {
+		eps = DefaultEpsilon
+	}
+	return AutoTau(eps, v)
+}
+
+// Events returns what one party releases over a whole run with c, computed
+// from the parameters alone, before any data is seen: one thresholded
+// Laplace release per word occurrence (parallel composition over the
+// tokens), at the unit c.Unit — for UnitDocument converted by group
+// privacy over MaxDocTokens. Later rounds only post-process it. With
+// NoNoise it returns nil. A party's Plan returns the same events, so a
+// pre-flight check made with them agrees with what the ledger is charged.
+func (c Config) Events() ([]privacy.Event, error) {
+	if c.NoNoise {
+		return nil, nil
+	}
+	c = c.withDefaults()
+	unit := UnitWord
+	e := privacy.Event{Mechanism: privacy.MechanismThresholdedLaplace, Epsilon: c.Epsilon, Sensitivity: 1, Unit: unit, Count: 1}
+	if c.Unit == UnitDocument {
+		g, err := accountant.Group(e, c.MaxDocTokens, UnitDocument)
+		if err != nil {
+			return nil, fmt.Errorf("ftm: document-level cost: %w", err)
+		}
+		e = g
+	}
+	return []privacy.Event{e}, nil
+}
+
 // withDefaults returns c with every zero field set to its default. Topics
 // and Alpha stay as given: they depend on the party (see topicsFor and
 // alphaFor).
 func (c Config) withDefaults() Config {
 	if c.Epsilon == 0 {
 		c.Epsilon = DefaultEpsilon
-	}
-	if c.Tau == nil {
-		t := DefaultTau
-		c.Tau = &t
 	}
 	if c.Beta == 0 {
 		c.Beta = DefaultBeta
@@ -307,7 +359,7 @@ func (c Config) params() map[string]string {
 	}
 	p := map[string]string{
 		"epsilon":          f(c.Epsilon),
-		"tau":              f(*c.Tau),
+		"tau":              "auto",
 		"topics":           strings.Join(ks, ","),
 		"beta":             f(c.Beta),
 		"local_iterations": strconv.Itoa(c.LocalIterations),
@@ -317,6 +369,9 @@ func (c Config) params() map[string]string {
 		"model":            c.Model,
 		"mh_steps":         strconv.Itoa(c.MHSteps),
 		"block_size":       strconv.Itoa(c.BlockSize),
+	}
+	if c.Tau != nil {
+		p["tau"] = f(*c.Tau)
 	}
 	if c.Alpha > 0 {
 		p["alpha"] = f(c.Alpha)

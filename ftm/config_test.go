@@ -57,8 +57,8 @@ func TestParseConfig(t *testing.T) {
 	if *d.Tau != 0 || d.Rounds != DefaultRounds || d.TopL != DefaultTopL || d.Xi != DefaultXi {
 		t.Errorf("withDefaults kept τ = %v and set rounds %d, L %d, ξ %v; want 0, %d, %d, %v", *d.Tau, d.Rounds, d.TopL, d.Xi, DefaultRounds, DefaultTopL, DefaultXi)
 	}
-	if d := (Config{}).withDefaults(); *d.Tau != DefaultTau || d.Epsilon != DefaultEpsilon {
-		t.Errorf("Config{}.withDefaults() τ = %v, ε = %v; want %v, %v", *d.Tau, d.Epsilon, DefaultTau, DefaultEpsilon)
+	if d := (Config{}).withDefaults(); d.Tau != nil || d.tauFor(434) != AutoTau(DefaultEpsilon, 434) || d.Epsilon != DefaultEpsilon {
+		t.Errorf("Config{}.withDefaults() τ = %v (for V = 434: %v), ε = %v; want nil (%v), %v", d.Tau, d.tauFor(434), d.Epsilon, AutoTau(DefaultEpsilon, 434), DefaultEpsilon)
 	}
 	if _, err := ParseConfig([]byte(`{"epsilon": 9, "rounds_per_party": 3}`)); err == nil {
 		t.Errorf("ParseConfig with an unknown field = nil error; want one")
@@ -116,3 +116,53 @@ func TestNewLearnerRejects(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+func TestAutoTau(t *testing.T) {
+	tests := []struct {
+		name string
+		eps  float64
+		v    int
+		want float64
+	}{
+		// ln(434/2)/11 = 0.4889…: one expected noise entry per token.
+		{name: "demo vocabulary", eps: 11, v: 434, want: math.Log(217) / 11},
+		// ln(6000)/11 = 0.7909… < 1 − 1/11.
+		{name: "12k words", eps: 11, v: 12000, want: math.Log(6000) / 11},
+		// ln(6000)/2 = 4.35 is capped at 1 − 1/2 so the true entry survives.
+		{name: "small epsilon capped", eps: 2, v: 12000, want: 0.5},
+		// ln(5)/11 = 0.146 < PaperTau: the floor.
+		{name: "tiny vocabulary floor", eps: 11, v: 10, want: PaperTau},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := AutoTau(tt.eps, tt.v)
+			if math.Abs(got-tt.want) > 1e-12 {
+				t.Errorf("AutoTau(%v, %d) = %v; want %v", tt.eps, tt.v, got, tt.want)
+			}
+			// At the chosen τ a zero entry survives with probability
+			// ½e^(−ετ): at most one noise entry per token in expectation
+			// unless the cap bound it.
+			if noise := float64(tt.v) * 0.5 * math.Exp(-tt.eps*got); got < 1-1/tt.eps && got > PaperTau && math.Abs(noise-1) > 1e-9 {
+				t.Errorf("AutoTau(%v, %d): %v noise entries per token; want 1", tt.eps, tt.v, noise)
+			}
+		})
+	}
+}
+
+func TestEventsMatchPlan(t *testing.T) {
+	cfg := Config{Epsilon: 11, MaxDocTokens: 30, Unit: UnitDocument}
+	ev, err := cfg.Events()
+	if err != nil || len(ev) != 1 {
+		t.Fatalf("Events() = %v, %v; want one event", ev, err)
+	}
+	if ev[0].Unit != UnitDocument || ev[0].Epsilon != 330 {
+		t.Errorf("Events() = %+v; want ε = 330 per document", ev[0])
+	}
+	if ev, err := (Config{NoNoise: true}).Events(); err != nil || ev != nil {
+		t.Errorf("Events() with no noise = %v, %v; want nil, nil", ev, err)
+	}
+	w, err := (Config{Epsilon: 8}).Events()
+	if err != nil || len(w) != 1 || w[0].Unit != UnitWord || w[0].Epsilon != 8 {
+		t.Errorf("Events() per word = %+v, %v; want ε = 8 per word occurrence", w, err)
+	}
+}

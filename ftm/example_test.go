@@ -58,8 +58,8 @@ func Example() {
 	// p2 spent ε = 11 per word occurrence in 1 release
 	// p3 spent ε = 11 per word occurrence in 1 release
 	// global model: 4 topics; local models: 3, 4, 5 topics
-	// topic 0: w26 w27 w22 w24
+	// topic 0: w16 w15 w13 w14
 	// topic 1: w07 w05 w01 w00
-	// topic 2: w16 w15 w13 w14
+	// topic 2: w26 w27 w22 w24
 	// topic 3: w33 w32 w31 w38
 }

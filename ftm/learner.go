@@ -8,7 +8,6 @@ import (
 	"github.com/fedtopic/fedtopic/corpus"
 	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/privacy"
-	"github.com/fedtopic/fedtopic/privacy/accountant"
 	"github.com/fedtopic/fedtopic/topic"
 )
 
@@ -80,7 +79,7 @@ func NewLearner(s fed.Setup, party int, docs *corpus.Corpus) (*Learner, error) {
 	l := &Learner{cfg: cfg, party: party, id: s.Parties[party], ks: ks, k: ks[party], alpha: cfg.alphaFor(ks[party]),
 		vocab: s.Vocab, seed: s.Seed, docs: c}
 	if !cfg.NoNoise {
-		if l.mech, err = newMechanism(cfg.Epsilon, *cfg.Tau, v); err != nil {
+		if l.mech, err = newMechanism(cfg.Epsilon, cfg.tauFor(v), v); err != nil {
 			return nil, err
 		}
 		if cfg.SecureNoise {
@@ -100,15 +99,7 @@ func (l *Learner) Plan(round int) ([]privacy.Event, error) {
 	if l.charged || l.mech == nil {
 		return nil, nil
 	}
-	e := l.mech.Event(1)
-	if l.cfg.Unit == UnitDocument {
-		g, err := accountant.Group(e, l.cfg.MaxDocTokens, UnitDocument)
-		if err != nil {
-			return nil, fmt.Errorf("ftm: document-level cost: %w", err)
-		}
-		e = g
-	}
-	return []privacy.Event{e}, nil
+	return l.cfg.Events()
 }
 
 // Learn implements fed.Learner.
