@@ -90,6 +90,7 @@ type PartyData struct {
 	Party         string  `json:"party"`
 	Docs          int     `json:"docs,omitempty"`
 	Tokens        int     `json:"tokens,omitempty"`
+	Topics        int     `json:"topics,omitempty"` // the party's number of topics, where parties differ (FTM)
 	BudgetEpsilon float64 `json:"budget_epsilon,omitempty"`
 	BudgetDelta   float64 `json:"budget_delta,omitempty"`
 }
@@ -102,6 +103,23 @@ type Statement struct {
 	Accountant   string   `json:"accountant,omitempty"`
 	Released     []string `json:"released,omitempty"` // what left the parties
 	Notes        []string `json:"notes,omitempty"`
+	// Costs is what each kind of release costs every party, as planned
+	// from the configuration before the run.
+	Costs []ReleaseCost `json:"costs,omitempty"`
+}
+
+// ReleaseCost is what one kind of release costs each party: at the
+// ledger's unit (Epsilon, Delta, Unit: one document) and, where the method
+// counts a smaller unit, at that unit too (MethodEpsilon per MethodUnit,
+// GroupSize of them in a document at most, by group privacy).
+type ReleaseCost struct {
+	Release       string  `json:"release"`
+	Epsilon       float64 `json:"epsilon"`
+	Delta         float64 `json:"delta,omitempty"`
+	Unit          string  `json:"unit"`
+	MethodEpsilon float64 `json:"method_epsilon,omitempty"`
+	MethodUnit    string  `json:"method_unit,omitempty"`
+	GroupSize     int     `json:"group_size,omitempty"`
 }
 
 // ModelFiles names a run's model files, relative to its directory.

@@ -129,7 +129,7 @@ are not the ones they report on.
 	fs.StringVar(&iters, "local-iterations", "10,30,60", "values of the local iterations")
 	fs.StringVar(&steps, "mh-steps", "1,2", "values of the MH steps per item and sweep")
 	fs.Float64Var(&epsilon, "epsilon", ftm.DefaultEpsilon, "ε per word occurrence")
-	fs.Float64Var(&tau, "tau", ftm.DefaultTau, "threshold τ")
+	fs.Float64Var(&tau, "tau", ftm.PaperTau, "threshold τ")
 	fs.StringVar(&debias, "debias", "none,output", "FTM variants by debiasing (comma-separated)")
 	return cmd
 }

@@ -32,7 +32,7 @@ func (f *e1Flags) register(cmd *cobra.Command, debias string) {
 	fs.StringVar(&f.models, "models", "lda,slda", "model families: lda (FTM) and slda (iFTM's SentenceLDA)")
 	fs.StringVar(&f.debias, "debias", debias, "FTM variants by debiasing: none, output, draw (comma-separated)")
 	fs.Float64Var(&f.epsilon, "epsilon", ftm.DefaultEpsilon, "FTM's ε per word occurrence")
-	fs.Float64Var(&f.tau, "tau", ftm.DefaultTau, "FTM's threshold τ")
+	fs.Float64Var(&f.tau, "tau", ftm.PaperTau, "FTM's threshold τ")
 	fs.IntVar(&f.rounds, "rounds", ftm.DefaultRounds, "FTM rounds")
 	fs.IntVar(&f.localIters, "local-iterations", ftm.DefaultLocalIterations, "FTM sweeps per party and round")
 }

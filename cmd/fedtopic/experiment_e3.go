@@ -129,7 +129,7 @@ the bytes that FTM needs to reach FTM's final held-out likelihood.`,
 	fs.IntVar(&adEvery, "adlda-eval-every", 10, "measure AD-LDA's global model every this many rounds")
 	fs.IntVar(&adFirst, "adlda-eval-first", 10, "measure AD-LDA's global model after every one of its first rounds, this many")
 	fs.Float64Var(&epsilon, "epsilon", ftm.DefaultEpsilon, "FTM's ε per word occurrence")
-	fs.Float64Var(&tau, "tau", ftm.DefaultTau, "FTM's threshold τ")
+	fs.Float64Var(&tau, "tau", ftm.PaperTau, "FTM's threshold τ")
 	return cmd
 }
 

@@ -41,11 +41,17 @@ func joinInts(ks []int) string {
 	return strings.Join(s, ",")
 }
 
+// defaultMaxDocLength is FTM's default clip of a document, in tokens: about
+// the 95th percentile of the lengths of short texts (a WordNet gloss has 9
+// tokens on average after stop words). Longer documents lose their tail;
+// corpora of long documents should raise it and pay for it.
+const defaultMaxDocLength = 30
+
 // ftmFlags are the flags that configure FTM and iFTM (simulate and the
 // experiments).
 type ftmFlags struct {
 	epsilon      float64
-	tau          float64
+	tau          string
 	model        string
 	debias       string
 	localIters   int
@@ -62,13 +68,13 @@ var ftmFlagNames = []string{"epsilon", "tau", "model", "debias", "local-iteratio
 func (f *ftmFlags) register(fs *pflag.FlagSet) {
 	f.flags = fs
 	fs.Float64Var(&f.epsilon, "epsilon", ftm.DefaultEpsilon, "ftm: ε per word occurrence of the thresholded Laplace privatization (Laplace scale 1/ε)")
-	fs.Float64Var(&f.tau, "tau", ftm.DefaultTau, "ftm: threshold τ; privatized counts ≤ τ are set to zero")
+	fs.StringVar(&f.tau, "tau", "auto", "ftm: threshold τ; privatized counts ≤ τ are set to zero. auto: ln(V/2)/ε within [0.2, 1 − 1/ε], which leaves about one noise entry per token; 0.2 is the papers' value")
 	fs.StringVar(&f.model, "model", ftm.ModelLDA, "ftm: lda (FTM) or slda (iFTM's SentenceLDA: one topic per sentence)")
 	fs.StringVar(&f.debias, "debias", "", "ftm: subtract the expected noise mass from the topic-word counts: output (the models sent and reported only) or draw (also before every Dirichlet draw, as ALGORITHMS.md §1 describes)")
 	fs.IntVar(&f.localIters, "local-iterations", ftm.DefaultLocalIterations, "ftm: sampler sweeps per party and round")
 	fs.IntVar(&f.topL, "top-l", ftm.DefaultTopL, "ftm: L, the top words of a topic compared by the similarity ρ")
 	fs.Float64Var(&f.xi, "xi", ftm.DefaultXi, "ftm: ξ, the similarity at which two topics are merged or substituted")
-	fs.IntVar(&f.maxDocLength, "max-doc-length", 0, "ftm: truncate documents to this many tokens before privatization; the document-level cost is then at most this times ε (needed with the private vocabulary round, which counts per document)")
+	fs.IntVar(&f.maxDocLength, "max-doc-length", defaultMaxDocLength, "ftm: truncate documents to this many tokens before privatization; the cost per document is then at most this times --epsilon (group privacy)")
 	fs.BoolVar(&f.noNoise, "no-noise", false, "ftm: no privatization (ε = ∞), for baselines only")
 }
 
@@ -85,11 +91,10 @@ func (f *ftmFlags) check(alg string) error {
 	return nil
 }
 
-// config returns FTM's parameters from the flags and the common ones;
-// document makes parties report their spend per document (group privacy
-// over --max-doc-length), as a ledger shared with the private vocabulary
-// round requires.
-func (f *ftmFlags) config(c *cobra.Command, extra string, ks []int, parties, rounds int, alpha, beta float64, workers int, document bool) (ftm.Config, error) {
+// config returns FTM's parameters from the flags and the common ones.
+// With noise, parties report their spend per document (group privacy over
+// --max-doc-length), the unit every party's ledger counts.
+func (f *ftmFlags) config(c *cobra.Command, extra string, ks []int, parties, rounds int, alpha, beta float64, workers int) (ftm.Config, error) {
 	var cfg ftm.Config
 	if len(ks) != 1 && len(ks) != parties {
 		return cfg, usagef("--topics %s: %d values for %d parties; give one for all or one per party", joinInts(ks), len(ks), parties)
@@ -101,8 +106,13 @@ func (f *ftmFlags) config(c *cobra.Command, extra string, ks []int, parties, rou
 	}
 	cfg.Topics, cfg.Rounds = ks, rounds
 	cfg.Epsilon, cfg.Model, cfg.Debias = f.epsilon, f.model, f.debias
-	tau := f.tau
-	cfg.Tau = &tau
+	if f.tau != "auto" {
+		tau, err := strconv.ParseFloat(f.tau, 64)
+		if err != nil {
+			return cfg, usagef("--tau %q: want a number ≥ 0 or auto", f.tau)
+		}
+		cfg.Tau = &tau
+	}
 	cfg.LocalIterations, cfg.TopL, cfg.Xi = f.localIters, f.topL, f.xi
 	cfg.MaxDocTokens, cfg.NoNoise = f.maxDocLength, f.noNoise
 	changed := c.Flags().Changed
@@ -115,9 +125,9 @@ func (f *ftmFlags) config(c *cobra.Command, extra string, ks []int, parties, rou
 	if changed("workers") {
 		cfg.Workers = workers
 	}
-	if document && !cfg.NoNoise {
+	if !cfg.NoNoise {
 		if cfg.MaxDocTokens <= 0 {
-			return cfg, usagef("--algorithm ftm with the private vocabulary round needs --max-doc-length: the vocabulary round counts privacy per document, so FTM's ε per word occurrence must be converted by group privacy over a bounded document length (or give --vocab FILE and count per word occurrence)")
+			return cfg, usagef("--max-doc-length %d: want at least 1: the cost per document is --epsilon times the longest document's length, so documents must be truncated (try %d)", cfg.MaxDocTokens, defaultMaxDocLength)
 		}
 		cfg.Unit = ftm.UnitDocument
 	}
@@ -144,8 +154,9 @@ func ftmParams(cfg ftm.Config) (json.RawMessage, map[string]string, error) {
 	return b, prov, nil
 }
 
-// ftmStatement adds what FTM releases to a run's privacy statement.
-func ftmStatement(st *fed.Statement, cfg ftm.Config) {
+// ftmStatement adds what FTM releases to a run's privacy statement, for a
+// shared vocabulary of v words.
+func ftmStatement(st *fed.Statement, cfg ftm.Config, v int) {
 	if cfg.NoNoise {
 		st.Released = append(st.Released, "topic-normalized local topic-word counts of every party in every round, without noise (--no-noise: no privacy)")
 		st.Notes = append(st.Notes, "--no-noise: FTM ran without privatization; its models carry no privacy guarantee.")
@@ -155,7 +166,7 @@ func ftmStatement(st *fed.Statement, cfg ftm.Config) {
 	if eps == 0 {
 		eps = ftm.DefaultEpsilon
 	}
-	tau := ftm.DefaultTau
+	tau := ftm.AutoTau(eps, v)
 	if cfg.Tau != nil {
 		tau = *cfg.Tau
 	}
@@ -164,12 +175,10 @@ func ftmStatement(st *fed.Statement, cfg ftm.Config) {
 		st.Neighbouring = "one token's count vector gains or loses its word (the papers' include/exclude adjacency)"
 	}
 	st.Released = append(st.Released,
-		fmt.Sprintf("nothing raw: every token's (or sentence's) count vector over the vocabulary is privatized once, before round 1, with Laplace(1/ε) noise on every entry and entries ≤ τ zeroed (ε = %g per word occurrence, τ = %g)", eps, tau),
+		fmt.Sprintf("nothing raw: every token's (or sentence's) count vector over the vocabulary is privatized once, before round 1, with Laplace(1/ε) noise on every entry and entries ≤ τ zeroed (ε = %g per word occurrence, τ = %.3g)", eps, tau),
 		"topic-normalized local models (post-processing of the privatized counts) and each party's document count n_p, every round")
 	if cfg.MaxDocTokens > 0 {
-		st.Notes = append(st.Notes, fmt.Sprintf("documents were truncated to %d tokens before privatization: the cost per document is at most %g (group privacy)", cfg.MaxDocTokens, eps*float64(cfg.MaxDocTokens)))
-	} else {
-		st.Notes = append(st.Notes, "the cost per document is ε times the document's length (group privacy); give --max-doc-length to bound it")
+		st.Notes = append(st.Notes, fmt.Sprintf("documents were truncated to %d tokens before privatization: the cost per document is at most %s (%g per word occurrence × %d words, group privacy)", cfg.MaxDocTokens, fmtEps(eps*float64(cfg.MaxDocTokens)), eps, cfg.MaxDocTokens))
 	}
 	st.Notes = append(st.Notes, "not protected: the number of documents, tokens and sentences of each party and their lengths")
 }

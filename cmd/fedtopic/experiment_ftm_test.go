@@ -10,10 +10,11 @@ import (
 	"github.com/fedtopic/fedtopic/topic"
 )
 
-// TestSimulateFTM runs fedtopic simulate --algorithm ftm as the issue writes
-// it: per-party topic counts, ε and τ, with the private vocabulary round
-// (so the parties report per document, over --max-doc-length) and for
-// SentenceLDA with a shared vocabulary file (per word occurrence).
+// TestSimulateFTM runs fedtopic simulate --algorithm ftm: per-party topic
+// counts, ε and τ, with the private vocabulary round and for SentenceLDA
+// with a shared vocabulary file. Either way the parties' ledgers count per
+// document, over --max-doc-length (default 30), and the statement keeps
+// the cost per word occurrence beside it.
 func TestSimulateFTM(t *testing.T) {
 	tmp := t.TempDir()
 	vocabFile := filepath.Join(tmp, "vocab.txt")
@@ -31,8 +32,8 @@ func TestSimulateFTM(t *testing.T) {
 		{name: "LDA, private vocabulary", wantKs: []int{2, 3, 4}, wantUnit: "document", wantEps: 8 + 10*11,
 			args: []string{"--topics", "2,3,4", "--epsilon", "11", "--tau", "0.2", "--max-doc-length", "10",
 				"--split", "sizes=1,2,3", "--vocab-epsilon", "8", "--vocab-l0", "4", "--budget-epsilon", "200"}},
-		{name: "SentenceLDA, shared vocabulary", wantKs: []int{3, 3, 3}, wantUnit: "word occurrence", wantEps: 9,
-			args: []string{"--topics", "3", "--epsilon", "9", "--model", "slda", "--units", "window:3", "--vocab", vocabFile, "--budget-epsilon", "9"}},
+		{name: "SentenceLDA, shared vocabulary", wantKs: []int{3, 3, 3}, wantUnit: "document", wantEps: 9 * 30,
+			args: []string{"--topics", "3", "--epsilon", "9", "--model", "slda", "--units", "window:3", "--vocab", vocabFile, "--budget-epsilon", "270"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,6 +72,11 @@ func TestSimulateFTM(t *testing.T) {
 					t.Errorf("%s spent ε = %v per %s; want %v per %s", pe.Party, pe.Epsilon, pe.Unit, tt.wantEps, tt.wantUnit)
 				}
 			}
+			// The method's own unit is recorded beside the document level.
+			costs := sum.Privacy.Costs
+			if len(costs) == 0 || costs[len(costs)-1].MethodUnit != "word occurrence" || costs[len(costs)-1].Unit != "document" {
+				t.Errorf("statement costs %+v; want FTM's cost per word occurrence and per document", costs)
+			}
 		})
 	}
 }
@@ -85,7 +91,8 @@ func TestSimulateFTMUsageErrors(t *testing.T) {
 		{name: "ftm flag for adlda", args: []string{"--algorithm", "adlda", "--topics", "3", "--tau", "0.1"}, want: "--tau applies to --algorithm ftm only"},
 		{name: "topic list for adlda", args: []string{"--algorithm", "adlda", "--topics", "3,4,5"}, want: "adlda takes one number of topics"},
 		{name: "bad topic list", args: []string{"--algorithm", "ftm", "--topics", "3,x"}, want: "--topics 3,x"},
-		{name: "private vocabulary without a length bound", args: []string{"--algorithm", "ftm", "--topics", "3"}, want: "--max-doc-length"},
+		{name: "no length bound", args: []string{"--algorithm", "ftm", "--topics", "3", "--max-doc-length", "0"}, want: "--max-doc-length 0"},
+		{name: "bad tau", args: []string{"--algorithm", "ftm", "--topics", "3", "--tau", "high"}, want: `--tau "high"`},
 		{name: "bad model", args: []string{"--algorithm", "ftm", "--topics", "3", "--model", "plsa", "--max-doc-length", "9"}, want: "model"},
 		{name: "topics for the wrong number of parties", args: []string{"--algorithm", "ftm", "--topics", "3,4", "--max-doc-length", "9", "--split", "sizes=1,2,3"}, want: "--topics 3,4: 2 values for 3 parties"},
 	}

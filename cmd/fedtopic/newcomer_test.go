@@ -1,0 +1,161 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fedtopic/fedtopic/topic"
+)
+
+// demoCorpus is the corpus the README's main command runs on.
+const demoCorpus = "../../demo/wordnet-glosses.jsonl"
+
+// TestDefaultsOnDemo runs every algorithm as a newcomer would, with only
+// --corpus, --topics and --out (and a seed), on the demo corpus: each run
+// must finish, say what it spends, keep a vocabulary large enough for the
+// topics, and produce distinct topics rather than one list of frequent
+// words repeated.
+func TestDefaultsOnDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every algorithm on the demo corpus (about 5 s)")
+	}
+	for _, alg := range []string{"adlda", "ftm"} {
+		t.Run(alg, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run")
+			stdout, stderr, err := runCmd(t, "simulate", "--algorithm", alg, "--corpus", demoCorpus, "--topics", "10", "--out", out, "--seed", "1")
+			if err != nil {
+				t.Fatalf("simulate --algorithm %s with defaults: %v; stderr:\n%s", alg, err, stderr)
+			}
+			if strings.Contains(stderr, "warning") {
+				t.Errorf("simulate --algorithm %s with defaults warned:\n%s", alg, stderr)
+			}
+			if !strings.Contains(stderr, "privacy: each party spends ε = ") || !strings.Contains(stdout, " per document") {
+				t.Errorf("simulate --algorithm %s: stderr %q, stdout %q; want the planned spend before training and ε per document after", alg, stderr, stdout)
+			}
+			m, err := topic.Load(filepath.Join(out, "model"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// 200 words is 20 per topic, the least checkVocabSize accepts
+			// without a warning; the demo corpus gives about 440.
+			if m.V < 200 {
+				t.Errorf("%s: vocabulary of %d words; want at least 200", alg, m.V)
+			}
+			// Distinct topics: the top ten words of the topics hold at
+			// least 50 different words, half of what 10 topics with
+			// disjoint top words would. Topics that all repeat the most
+			// frequent words (the failure this guards against: 16 to 28
+			// words kept by the vocabulary round) hold about ten. FTM's
+			// global model has more topics than K (each party's, merged
+			// where similar), so the bound is on K = 10.
+			seen := map[int32]bool{}
+			for _, ws := range m.TopWordIDs(10) {
+				for _, w := range ws {
+					seen[w] = true
+				}
+			}
+			if len(seen) < 50 {
+				t.Errorf("%s: the topics' top ten words hold %d distinct words; want at least 50", alg, len(seen))
+			}
+		})
+	}
+}
+
+// TestPreflightRefusesBeforeWork checks that a budget too small for the
+// configuration is refused before anything is read, released or written,
+// with the numbers and the flags to change.
+func TestPreflightRefusesBeforeWork(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "run")
+	_, stderr, err := runCmd(t, "simulate", "--algorithm", "ftm", "--corpus", "testdata/three.txt", "--tokenizer", "whitespace",
+		"--topics", "3", "--max-doc-length", "30", "--budget-epsilon", "10", "--out", out)
+	var ue usageError
+	if !errors.As(err, &ue) {
+		t.Fatalf("simulate with budget 10: %v; want a usage error", err)
+	}
+	for _, want := range []string{"ε = 334 per document", "11 per word occurrence × 30 words", "4 for the vocabulary round", "the budget is ε = 10", "raise --budget-epsilon to at least 334", "--epsilon", "--max-doc-length"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q; want it to contain %q", stderr, want)
+		}
+	}
+	if strings.Contains(stderr, "corpus:") {
+		t.Errorf("stderr %q: the corpus was read before the refusal", stderr)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a refused run left %d entries in %s; want none", len(entries), dir)
+	}
+}
+
+// TestSimulateOutDir checks the output directory rules: a file or a
+// non-empty directory is refused unless --force, a failed run leaves
+// nothing, and --force replaces a run without leaving its stale report.
+func TestSimulateOutDir(t *testing.T) {
+	dir := t.TempDir()
+	vocabFile := filepath.Join(dir, "vocab.txt")
+	words := append(append(append([]string(nil), wordGroups[0]...), wordGroups[1]...), wordGroups[2]...)
+	if err := os.WriteFile(vocabFile, []byte(strings.Join(words, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"simulate", "--corpus", "testdata/three.txt", "--tokenizer", "whitespace", "--vocab", vocabFile, "--topics", "3", "--rounds", "2", "--seed", "2"}
+
+	file := filepath.Join(dir, "afile")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, err := runCmd(t, append(base, "--out", file)...); err == nil || !strings.Contains(stderr, "is a file") {
+		t.Errorf("simulate --out FILE: %v, %q; want a refusal saying it is a file", err, stderr)
+	}
+
+	out := filepath.Join(dir, "run")
+	if _, stderr, err := runCmd(t, append(base, "--out", out, "--report")...); err != nil {
+		t.Fatalf("first run: %v; stderr:\n%s", err, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
+		t.Fatalf("first run wrote no report: %v", err)
+	}
+	if _, stderr, err := runCmd(t, append(base, "--out", out)...); err == nil || !strings.Contains(stderr, "--force") {
+		t.Errorf("simulate into a non-empty --out: %v, %q; want a refusal naming --force", err, stderr)
+	}
+	if _, stderr, err := runCmd(t, append(base, "--out", out, "--force")...); err != nil {
+		t.Fatalf("simulate --force: %v; stderr:\n%s", err, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "report.html")); err == nil {
+		t.Errorf("simulate --force without --report left the old run's report.html beside the new run")
+	}
+
+	// A run that fails after it started (a vocabulary smaller than K)
+	// leaves nothing behind: no directory, no temporary files.
+	failed := filepath.Join(dir, "failed")
+	if _, stderr, err := runCmd(t, append(base, "--out", failed, "--topics", "30")...); err == nil || !strings.Contains(stderr, "fewer than the 30 topics") {
+		t.Errorf("simulate with K above V: %v, %q; want a refusal naming the vocabulary size", err, stderr)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if n := e.Name(); n != "afile" && n != "run" && n != "vocab.txt" {
+			t.Errorf("a failed run left %s in %s", n, dir)
+		}
+	}
+}
+
+// TestVocabularyWarning checks that a vocabulary too small for the number
+// of topics is warned about, with what to change.
+func TestVocabularyWarning(t *testing.T) {
+	dir := t.TempDir()
+	vocabFile := filepath.Join(dir, "vocab.txt")
+	words := append(append(append([]string(nil), wordGroups[0]...), wordGroups[1]...), wordGroups[2]...)
+	if err := os.WriteFile(vocabFile, []byte(strings.Join(words, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err := runCmd(t, "simulate", "--corpus", "testdata/three.txt", "--tokenizer", "whitespace", "--vocab", vocabFile,
+		"--topics", "5", "--rounds", "1", "--seed", "2", "--out", filepath.Join(dir, "run"))
+	if err != nil {
+		t.Fatalf("simulate: %v; stderr:\n%s", err, stderr)
+	}
+	want := "warning: the shared vocabulary has only 24 words for 5 topics"
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q; want %q", stderr, want)
+	}
+}
