@@ -159,3 +159,40 @@ func TestVocabularyWarning(t *testing.T) {
 		t.Errorf("stderr %q; want %q", stderr, want)
 	}
 }
+
+// TestPrivacyShownPlainly checks the privacy a run spent as a user reads
+// it: the summary names the unit and the breakdown, and the report holds
+// the cost per release at both units, a plain sentence on what ε per
+// document means, the parties' numbers of topics, and no internal names.
+func TestPrivacyShownPlainly(t *testing.T) {
+	dir := t.TempDir()
+	vocabFile := filepath.Join(dir, "vocab.txt")
+	words := append(append(append([]string(nil), wordGroups[0]...), wordGroups[1]...), wordGroups[2]...)
+	if err := os.WriteFile(vocabFile, []byte(strings.Join(words, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	stdout, stderr, err := runCmd(t, "simulate", "--algorithm", "ftm", "--corpus", "testdata/three.txt", "--tokenizer", "whitespace", "--vocab", vocabFile,
+		"--topics", "2,3,4", "--epsilon", "5", "--max-doc-length", "20", "--rounds", "2", "--local-iterations", "3", "--seed", "4", "--out", out, "--report")
+	if err != nil {
+		t.Fatalf("simulate: %v; stderr:\n%s", err, stderr)
+	}
+	if want := "ε = 100 per document (5 per word occurrence × 20 words for FTM's privatized counts)"; !strings.Contains(stdout, want) {
+		t.Errorf("stdout %q; want %q", stdout, want)
+	}
+	html, err := os.ReadFile(filepath.Join(out, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(html)
+	for _, want := range []string{"2, 3, 4 per party", "What each release costs every party", "ε = 5 per word occurrence × 20", "In plain words: ε = 100 per document"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	for _, internal := range []string{"privacy/accountant", "(check)", "epsilon-delta"} {
+		if strings.Contains(page, internal) || strings.Contains(stdout+stderr, internal) {
+			t.Errorf("an internal name %q reached the user", internal)
+		}
+	}
+}

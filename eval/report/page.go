@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fedtopic/fedtopic/fed"
+	"github.com/fedtopic/fedtopic/privacy"
 	"github.com/fedtopic/fedtopic/topic"
 )
 
@@ -153,7 +154,7 @@ func setupSection(runs []*run) section {
 			dur = roundTime(r)
 		}
 		t.Rows = append(t.Rows, []string{r.name, orDash(algo), strconv.Itoa(len(r.parties)), rounds,
-			intOrDash(k), intOrDash(v), seed, orDash(data), formatDuration(dur), formatBytes(r.totalBytes())})
+			topicsCell(k, r.sum.PartyData), intOrDash(v), seed, orDash(data), formatDuration(dur), formatBytes(r.totalBytes())})
 
 		if len(r.notes) > 0 {
 			blocks = append(blocks, block{Heading: "Run " + r.name, Notes: r.notes})
@@ -197,7 +198,7 @@ func privacySection(runs []*run) (section, error) {
 		}
 		var mechs, units, accountants, assumptions, problems []string
 		for _, e := range events {
-			mechs = appendNew(mechs, e.Mechanism)
+			mechs = appendNew(mechs, mechanismName(e.Mechanism))
 			units = appendNew(units, e.Unit)
 			assumptions = appendNew(assumptions, e.Assumption)
 		}
@@ -246,8 +247,12 @@ func privacySection(runs []*run) (section, error) {
 		case acc == "":
 			acc = st.Accountant
 		}
-		if acc == "" && len(mechs) > 0 {
-			acc = inferAccountant(mechs) + " (inferred from the mechanisms; the run record does not name the accountant)"
+		if acc == "" && len(events) > 0 {
+			var raw []string
+			for _, e := range events {
+				raw = appendNew(raw, e.Mechanism)
+			}
+			acc = inferAccountant(raw) + " (inferred from the mechanisms; the run record does not name the accountant)"
 		}
 		b.Defs = []def{
 			{Term: "Privacy unit", Desc: orUnknown(unit, "not recorded")},
@@ -282,10 +287,20 @@ func privacySection(runs []*run) (section, error) {
 			if sp.budgetEpsilon > 0 {
 				budget = fmt.Sprintf("(%s, %s)", formatEpsilon(sp.budgetEpsilon), formatDelta(sp.budgetDelta))
 			}
-			t.Rows = append(t.Rows, []string{p, eps, delta, docEps, strconv.Itoa(sp.releases), orDash(strings.Join(sp.mechanisms, ", ")), budget})
+			var mn []string
+			for _, m := range sp.mechanisms {
+				mn = appendNew(mn, mechanismName(m))
+			}
+			t.Rows = append(t.Rows, []string{p, eps, delta, docEps, strconv.Itoa(sp.releases), orDash(strings.Join(mn, ", ")), budget})
 		}
 		t.Note = "ε and δ are totals over the whole run. Releases counts every noised release a party made (a vector of V noised counts is one release), aborted rounds included, since a party that sent is charged. ε per document, where the run recorded it, is the cost at the document level (group privacy over the document length or its clip)."
 		b.Tables = []table{dropEmptyColumns(t)}
+		if ct, ok := costTable(st.Costs); ok {
+			b.Tables = append(b.Tables, ct)
+		}
+		if p := plainEpsilon(r, st.Costs); p != "" {
+			b.Paras = append(b.Paras, p)
+		}
 		if i < maxCommFigures {
 			fig, ok, err := epsilonFigure(r, i, unit)
 			if err != nil {
@@ -346,6 +361,118 @@ func epsilonFigure(r *run, i int, unit string) (figure, bool, error) {
 	}
 	fig, err := c.draw()
 	return fig, err == nil, err
+}
+
+// topicsCell shows the number of topics: the global model's, and the
+// parties' own where they were recorded and differ from it ("8, 10, 12 per
+// party; 30 global").
+func topicsCell(global int, parties []fed.PartyData) string {
+	var ks []string
+	differ := false
+	for _, p := range parties {
+		if p.Topics > 0 {
+			ks = append(ks, strconv.Itoa(p.Topics))
+			differ = differ || p.Topics != global
+		}
+	}
+	if !differ || len(ks) != len(parties) {
+		return intOrDash(global)
+	}
+	if global == 0 {
+		return strings.Join(ks, ", ") + " per party"
+	}
+	return fmt.Sprintf("%s per party; %d global", strings.Join(ks, ", "), global)
+}
+
+// mechanismName names a privacy mechanism for people.
+func mechanismName(m string) string {
+	switch m {
+	case privacy.MechanismLaplace:
+		return "Laplace"
+	case privacy.MechanismThresholdedLaplace:
+		return "thresholded Laplace"
+	case privacy.MechanismGaussian:
+		return "Gaussian"
+	case privacy.MechanismDiscreteGaussian:
+		return "discrete Gaussian"
+	case privacy.MechanismSubsampledGaussian:
+		return "subsampled Gaussian"
+	case privacy.MechanismKRR:
+		return "k-ary randomized response"
+	case privacy.MechanismTruncatedKRR:
+		return "truncated k-ary randomized response"
+	case privacy.MechanismRRP:
+		return "randomized response with priori"
+	case privacy.MechanismPartitionSelection:
+		return "partition selection (vocabulary)"
+	case privacy.MechanismApproxDP:
+		return "a release at the document level (group privacy)"
+	}
+	return m
+}
+
+// costTable shows what each kind of release cost every party, at the
+// document level and at the method's own unit.
+func costTable(costs []fed.ReleaseCost) (table, bool) {
+	if len(costs) == 0 {
+		return table{}, false
+	}
+	t := table{
+		Caption: "What each release costs every party",
+		Head:    []string{"Release", "ε", "δ", "Unit", "At the method's unit"},
+		Num:     []bool{false, true, true, false, false},
+		Note:    "A release at a smaller unit than a document is converted to the document level by group privacy: ε per unit times the most units a document holds (documents longer than that were truncated).",
+	}
+	for _, c := range costs {
+		method := "—"
+		if c.MethodUnit != "" {
+			method = fmt.Sprintf("ε = %s per %s × %d", formatEpsilon(c.MethodEpsilon), c.MethodUnit, c.GroupSize)
+		}
+		t.Rows = append(t.Rows, []string{c.Release, formatEpsilon(c.Epsilon), formatDelta(c.Delta), orDash(c.Unit), method})
+	}
+	return dropEmptyColumns(t), true
+}
+
+// plainEpsilon says in one sentence what the largest ε per document a
+// party spent means: the most an observer of everything released can
+// multiply its odds that any one document was in that party's data.
+func plainEpsilon(r *run, costs []fed.ReleaseCost) string {
+	eps := 0.0
+	for _, p := range r.parties {
+		sp := r.partySpend(p)
+		e := sp.documentEpsilon
+		if e == 0 && sp.unit == "document" {
+			e = sp.epsilon
+		}
+		eps = math.Max(eps, e)
+	}
+	if eps == 0 {
+		return ""
+	}
+	var finer string
+	for _, c := range costs {
+		if c.MethodUnit != "" {
+			finer = fmt.Sprintf(" The guarantee is stronger for smaller pieces of a document: ε = %s per %s.", formatEpsilon(c.MethodEpsilon), c.MethodUnit)
+		}
+	}
+	odds := oddsFactor(eps)
+	switch {
+	case eps <= 1:
+		return fmt.Sprintf("In plain words: with ε = %s per document, everything released changes an observer's odds that any one document was in a party's data by at most a factor of %s, a strong guarantee.", formatEpsilon(eps), odds) + finer
+	case eps <= 10:
+		return fmt.Sprintf("In plain words: with ε = %s per document, everything released changes an observer's odds that any one document was in a party's data by at most a factor of %s: a meaningful guarantee, weaker than the ε ≤ 1 of textbook examples.", formatEpsilon(eps), odds) + finer
+	}
+	return fmt.Sprintf("In plain words: ε = %s per document allows everything released to change an observer's odds that any one document was in a party's data by a factor of up to %s, so it gives no meaningful formal protection to whole documents.", formatEpsilon(eps), odds) + finer
+}
+
+// oddsFactor writes e^ε for people: "2.72", "22,026", "e^334 (a number of
+// 146 digits)".
+func oddsFactor(eps float64) string {
+	if eps <= 20 {
+		return formatNumber(math.Exp(eps))
+	}
+	digits := int(math.Floor(eps/math.Ln10)) + 1
+	return fmt.Sprintf("e^%s (a number of %d digits)", formatEpsilon(eps), digits)
 }
 
 // unitPhrase says "one word occurrence" for the unit "word occurrence".

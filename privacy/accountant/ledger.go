@@ -355,7 +355,7 @@ func clampSlack(total, budget float64) float64 {
 func (l *Ledger) Check(events []privacy.Event) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	_, _, err := l.evaluate("(check)", events)
+	_, _, err := l.evaluate("planned release", events)
 	return err
 }
 
