@@ -3,6 +3,7 @@ package eval
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/fedtopic/fedtopic/corpus"
 )
@@ -12,18 +13,66 @@ import (
 // later work use 10).
 const DefaultTopN = 10
 
-// Coherence is a topic-quality score per topic and its mean.
+// Window names how co-occurrence is counted: two words co-occur when one
+// document contains both, wherever they stand in it (no sliding window).
+const Window = "document"
+
+// Coherence is a topic-quality score per topic and its mean. For every
+// measure a topic's score is the mean over the pairs of its top words (not
+// their sum), and Mean is the mean over topics, so that scores compare
+// across values of TopN.
 type Coherence struct {
 	// Mean is the mean of PerTopic over the scored topics.
 	Mean float64 `json:"mean"`
-	// PerTopic holds each topic's score; 0 for unscored topics.
+	// PerTopic holds each topic's score, the mean over its scored word
+	// pairs; 0 for unscored topics.
 	PerTopic []float64 `json:"per_topic"`
+	// TopN is the number of top words per topic that were paired: a topic
+	// has TopN(TopN−1)/2 pairs.
+	TopN int `json:"top_n"`
+	// Corpus names the corpus the document counts come from, by its input
+	// files (corpus.Corpus.Sources, comma-separated); empty for embedding
+	// coherence, which counts nothing.
+	Corpus string `json:"corpus,omitempty"`
+	// Documents is the number of documents of Corpus counted: those with
+	// at least one word of the model's vocabulary.
+	Documents int `json:"documents,omitempty"`
+	// Window is how co-occurrence is counted (the constant Window);
+	// empty for embedding coherence.
+	Window string `json:"window,omitempty"`
 	// Unscored lists the topics with no scorable word pair, left out of
 	// Mean (for example, no top word has an embedding).
 	Unscored []int `json:"unscored,omitempty"`
 	// SkippedPairs counts the word pairs that could not be scored and were
 	// left out of their topic's score.
 	SkippedPairs int `json:"skipped_pairs,omitempty"`
+}
+
+// CorpusName names c for reports: its input files, comma-separated, or
+// "unnamed corpus" when it records none.
+func CorpusName(c *corpus.Corpus) string {
+	if len(c.Sources) == 0 {
+		return "unnamed corpus"
+	}
+	return strings.Join(c.Sources, ", ")
+}
+
+// counted fills the fields that say where the counts of a co-occurrence
+// measure come from.
+func (c *Coherence) counted(topics [][]int32, f *docFreqs, from *corpus.Corpus) {
+	c.TopN = topN(topics)
+	c.Corpus = CorpusName(from)
+	c.Documents = f.docs
+	c.Window = Window
+}
+
+// topN returns the length of the longest topic list.
+func topN(topics [][]int32) int {
+	n := 0
+	for _, t := range topics {
+		n = max(n, len(t))
+	}
+	return n
 }
 
 // finish fills Mean from PerTopic, leaving out the unscored topics.
@@ -145,16 +194,19 @@ func (f *docFreqs) pair(a, b int32) (da, db, dab int) {
 
 // UMass returns the UMass coherence of each topic on corpus c (Mimno et
 // al. 2011; the measure of the PC-TD paper): for the topic's words
-// v_1, …, v_M in rank order,
+// v_1, …, v_M in rank order, the mean over the M(M−1)/2 pairs l < m of
 //
-//	C = Σ_{m=2..M} Σ_{l<m} log((D(v_m, v_l) + 1) / D(v_l)),
+//	log((D(v_m, v_l) + 1) / D(v_l)),
 //
-// where D counts the documents of c containing the word(s). It is a sum
-// over the M(M−1)/2 pairs, as in the paper (not a mean), so it is ≤ 0 up to
-// the +1 smoothing and more negative for less coherent topics; Mean is the
-// average over topics. c is normally the training corpus, where every top
-// word occurs; a pair whose conditioning word v_l never occurs in c is
-// skipped and counted in SkippedPairs. topics lists word ids in rank order
+// where D counts the documents of c containing the word(s). A topic's score
+// is the mean over its pairs, as gensim's CoherenceModel("u_mass") and
+// Palmetto report it; Mimno et al. write the sum, which is M(M−1)/2 times
+// the mean. It is ≤ 0 up to the +1 smoothing of Mimno et al. (gensim adds
+// 10⁻¹² to the joint probability instead) and more negative for less
+// coherent topics; Mean is the mean over topics. c is normally the
+// training corpus, where every top word occurs; a pair whose conditioning
+// word v_l never occurs in c is skipped, counted in SkippedPairs and left
+// out of its topic's mean. topics lists word ids in rank order
 // (topic.Model.TopWordIDs) and must use c's vocabulary.
 func UMass(topics [][]int32, c *corpus.Corpus) (Coherence, error) {
 	f, err := countDocFreqs(topics, c)
@@ -177,8 +229,11 @@ func UMass(topics [][]int32, c *corpus.Corpus) (Coherence, error) {
 		}
 		if scored == 0 {
 			res.Unscored = append(res.Unscored, k)
+			continue
 		}
+		res.PerTopic[k] /= float64(scored)
 	}
+	res.counted(topics, f, c)
 	res.finish()
 	return res, nil
 }
@@ -189,8 +244,8 @@ func UMass(topics [][]int32, c *corpus.Corpus) (Coherence, error) {
 //
 //	NPMI(a, b) = log(P(a, b) / (P(a) P(b))) / −log P(a, b),
 //
-// with probabilities estimated by document co-occurrence, P(a) = D(a)/N for
-// the N documents of ref. Conventions at the limits: a pair that never
+// with probabilities estimated by document co-occurrence (Window), P(a) =
+// D(a)/N and P(a, b) = D(a, b)/N for the N documents of ref. Conventions at the limits: a pair that never
 // co-occurs (including a word absent from ref) scores −1, the limit as
 // P(a, b) → 0; a pair present in every document scores 1. Scores lie in
 // [−1, 1]; Mean is the average over topics. topics lists word ids in rank
@@ -228,6 +283,7 @@ func NPMI(topics [][]int32, ref *corpus.Corpus) (Coherence, error) {
 		}
 		res.PerTopic[k] = s / float64(pairs)
 	}
+	res.counted(topics, f, ref)
 	res.finish()
 	return res, nil
 }

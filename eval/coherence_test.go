@@ -19,8 +19,9 @@ import (
 var coherenceCorpus = docsOf(5, []int32{0, 1, 0}, []int32{2, 1, 0}, []int32{0}, []int32{2, 2})
 
 func TestUMassHandComputed(t *testing.T) {
-	// Topic [a, b, c]: log((D(b,a)+1)/D(a)) + log((D(c,a)+1)/D(a)) +
-	// log((D(c,b)+1)/D(b)) = log(3/3) + log(2/3) + log(2/2) = log(2/3).
+	// Topic [a, b, c]: the mean of log((D(b,a)+1)/D(a)),
+	// log((D(c,a)+1)/D(a)) and log((D(c,b)+1)/D(b)), that is of log(3/3),
+	// log(2/3) and log(2/2): log(2/3)/3 (Mimno et al.'s sum is log(2/3)).
 	// Topic [c, a]: log((D(a,c)+1)/D(c)) = log(2/2) = 0.
 	// Topic [d, a]: the only pair conditions on d, which never occurs:
 	// skipped, and the topic is unscored.
@@ -29,8 +30,12 @@ func TestUMassHandComputed(t *testing.T) {
 		t.Fatalf("UMass: %v", err)
 	}
 	want := Coherence{
-		Mean:         math.Log(2.0/3) / 2,
-		PerTopic:     []float64{math.Log(2.0 / 3), 0, 0},
+		Mean:         math.Log(2.0/3) / 3 / 2,
+		PerTopic:     []float64{math.Log(2.0/3) / 3, 0, 0},
+		TopN:         3,
+		Corpus:       "unnamed corpus",
+		Documents:    4,
+		Window:       "document",
 		Unscored:     []int{2},
 		SkippedPairs: 1,
 	}
@@ -51,7 +56,7 @@ func TestNPMIHandComputed(t *testing.T) {
 		t.Fatalf("NPMI: %v", err)
 	}
 	abc := (math.Log(4.0/3)/math.Log(2) + math.Log(2.0/3)/math.Log(4)) / 3
-	want := Coherence{Mean: (abc - 1) / 2, PerTopic: []float64{abc, -1}}
+	want := Coherence{Mean: (abc - 1) / 2, PerTopic: []float64{abc, -1}, TopN: 3, Corpus: "unnamed corpus", Documents: 4, Window: "document"}
 	if diff := cmp.Diff(want, got, cmp.Comparer(closeTo)); diff != "" {
 		t.Errorf("NPMI (-want +got):\n%s", diff)
 	}

@@ -4,7 +4,7 @@
 // planted topics, and the classification metrics used when topic vectors are
 // features.
 //
-// The definitions follow the project's evaluation plan:
+// The definitions:
 //
 //   - Document-completion perplexity: Wallach, Murray, Salakhutdinov and
 //     Mimno, "Evaluation methods for topic models", ICML 2009. Even token
@@ -12,10 +12,19 @@
 //     is fitted on the observed half with Φ fixed (topic.Infer), and
 //     perplexity = exp(−Σ log Σ_k θ_dk φ_kw / #held-out tokens).
 //   - UMass coherence: Mimno, Wallach, Talley, Leenders and McCallum,
-//     "Optimizing semantic coherence in topic models", EMNLP 2011.
+//     "Optimizing semantic coherence in topic models", EMNLP 2011. A
+//     topic's score is the mean over the pairs of its top words, as
+//     gensim's CoherenceModel("u_mass") and Palmetto report it (the paper
+//     writes the sum, N(N−1)/2 times the mean for N top words).
 //   - NPMI: Bouma, "Normalized (pointwise) mutual information in collocation
 //     extraction", GSCL 2009; used for topics by Lau, Newman and Baldwin,
-//     "Machine reading tea leaves", EACL 2014.
+//     "Machine reading tea leaves", EACL 2014; a topic's score is the mean
+//     over its pairs.
+//
+// Both coherence measures count documents: two words co-occur when one
+// document of the counted corpus contains both, wherever they stand (no
+// sliding window); a Coherence names that corpus by its files, and every
+// score is averaged over topics.
 //   - Topic diversity: Dieng, Ruiz and Blei, "Topic modeling in embedding
 //     spaces", TACL 2020.
 //   - Embedding coherence: Eq. 4 of the FedNMF+MI paper (mean pairwise cosine

@@ -229,6 +229,7 @@ func EmbeddingCoherence(topics [][]int32, e *Embeddings) (Coherence, error) {
 		}
 		res.PerTopic[k] = s / float64(pairs)
 	}
+	res.TopN = topN(topics)
 	res.finish()
 	return res, nil
 }

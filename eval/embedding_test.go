@@ -135,6 +135,7 @@ func TestEmbeddingCoherenceHandComputed(t *testing.T) {
 	want := Coherence{
 		Mean:         math.Sqrt2 / 3 / 2,
 		PerTopic:     []float64{math.Sqrt2 / 3, 0, 0},
+		TopN:         3,
 		Unscored:     []int{2},
 		SkippedPairs: 3,
 	}

@@ -64,6 +64,10 @@ type Report struct {
 	EmbeddingCoherence *Coherence        `json:"embedding_coherence,omitempty"`
 	Diversity          float64           `json:"topic_diversity"`
 	Recovery           *RecoveryResult   `json:"recovery,omitempty"`
+	// Warnings are one-line sentences about what makes the numbers hard
+	// to read (more topics than words, fewer words than TopN); callers add
+	// their own, such as the share of the test set the vocabulary drops.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Evaluate computes every metric of Report for which data is given, in a
@@ -83,6 +87,18 @@ func Evaluate(ctx context.Context, m *topic.Model, data Data, cfg Config) (Repor
 		cfg.DiversityTopN = DefaultDiversityTopN
 	}
 	rep := Report{Topics: m.K, Vocab: m.V, Diversity: Diversity(m.TopWordIDs(cfg.DiversityTopN))}
+	if m.K > m.V {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+			"the model has more topics (K = %d) than vocabulary words (V = %d): topics must share their top words, so coherence and diversity say little; train with fewer topics or a larger vocabulary", m.K, m.V))
+	}
+	if cfg.TopN > m.V && (data.Train != nil || data.Reference != nil || data.Embeddings != nil) {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+			"coherence pairs the top %d words of each topic, but the vocabulary has only %d: every topic is scored on all %d words", cfg.TopN, m.V, m.V))
+	}
+	if cfg.DiversityTopN >= m.V && m.K > 1 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+			"topic diversity counts the top %d words of each topic, but the vocabulary has only %d: every topic lists all of them, so diversity is 1/K = %.4f whatever the topics", cfg.DiversityTopN, m.V, 1/float64(m.K)))
+	}
 	top := m.TopWordIDs(cfg.TopN)
 	if data.Test != nil {
 		p, err := Perplexity(ctx, m, data.Test, cfg.Infer)
@@ -122,12 +138,19 @@ func Evaluate(ctx context.Context, m *topic.Model, data Data, cfg Config) (Repor
 	return rep, nil
 }
 
-// WriteTable writes r as a two-column table of metric and value, the
-// human-readable form of `fedtopic eval`.
+// WriteTable writes r as a table of metric, value and, for coherence, what
+// the value is: the human-readable form of `fedtopic eval`. Warnings are
+// not written; the caller shows them.
 func (r Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	g := func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
-	row := func(name, value string) { fmt.Fprintf(tw, "%s\t%s\n", name, value) }
+	row := func(name, value string, note ...string) {
+		fmt.Fprintf(tw, "%s\t%s", name, value)
+		for _, n := range note {
+			fmt.Fprintf(tw, "\t%s", n)
+		}
+		fmt.Fprintln(tw)
+	}
 	row("topics", strconv.Itoa(r.Topics))
 	row("vocabulary", strconv.Itoa(r.Vocab))
 	if p := r.Perplexity; p != nil {
@@ -136,13 +159,13 @@ func (r Report) WriteTable(w io.Writer) error {
 		row("held-out tokens", strconv.Itoa(p.HeldOutTokens))
 	}
 	if c := r.UMass; c != nil {
-		row("UMass coherence", g(c.Mean))
+		row("UMass coherence", g(c.Mean), c.perPair()+"; document counts from "+c.source())
 	}
 	if c := r.NPMI; c != nil {
-		row("NPMI", g(c.Mean))
+		row("NPMI", g(c.Mean), c.perPair()+"; reference corpus "+c.source())
 	}
 	if c := r.EmbeddingCoherence; c != nil {
-		row("embedding coherence", g(c.Mean))
+		row("embedding coherence", g(c.Mean), c.perPair())
 	}
 	row("topic diversity", g(r.Diversity))
 	if rc := r.Recovery; rc != nil {
@@ -153,4 +176,22 @@ func (r Report) WriteTable(w io.Writer) error {
 		return fmt.Errorf("eval: write table: %w", err)
 	}
 	return nil
+}
+
+// perPair says how c's mean is made, for WriteTable.
+func (c *Coherence) perPair() string {
+	pairs := c.TopN * (c.TopN - 1) / 2
+	s := fmt.Sprintf("mean per pair of top-%d words (%d pairs per topic), averaged over topics", c.TopN, pairs)
+	if pairs == 1 {
+		s = fmt.Sprintf("score of the pair of top-%d words, averaged over topics", c.TopN)
+	}
+	if n := len(c.Unscored); n > 0 {
+		s += fmt.Sprintf(" (%d unscored topics left out)", n)
+	}
+	return s
+}
+
+// source names the corpus c's counts come from, for WriteTable.
+func (c *Coherence) source() string {
+	return fmt.Sprintf("%s (%d documents; two words co-occur when one document holds both)", c.Corpus, c.Documents)
 }

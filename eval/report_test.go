@@ -81,3 +81,72 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 }
+
+func TestEvaluateWarnings(t *testing.T) {
+	uniform := func(k, v int) *topic.Model {
+		m := &topic.Model{K: k, V: v, Phi: make([]float64, k*v)}
+		for i := range m.Phi {
+			m.Phi[i] = 1 / float64(v)
+		}
+		for w := range v {
+			m.Vocab = append(m.Vocab, string(rune('a'+w%26))+strings.Repeat("x", w/26))
+		}
+		return m
+	}
+	docs := docsOf(3, []int32{0, 1, 2}, []int32{1, 2})
+	tests := []struct {
+		name string
+		m    *topic.Model
+		data Data
+		want []string
+	}{
+		{name: "more topics than words", m: uniform(4, 3), data: Data{Train: docs}, want: []string{
+			"more topics (K = 4) than vocabulary words (V = 3)",
+			"top 10 words of each topic, but the vocabulary has only 3",
+			"diversity is 1/K = 0.2500 whatever the topics",
+		}},
+		{name: "no coherence, no coherence warning", m: uniform(2, 3), want: []string{"diversity is 1/K = 0.5000"}},
+		{name: "enough words", m: uniform(2, 30), data: Data{Train: docsOf(30, []int32{0, 1})}, want: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep, err := Evaluate(context.Background(), tt.m, tt.data, Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Warnings) != len(tt.want) {
+				t.Errorf("Warnings = %q; want %d", rep.Warnings, len(tt.want))
+			}
+			for i, w := range tt.want {
+				if i >= len(rep.Warnings) || !strings.Contains(rep.Warnings[i], w) {
+					t.Errorf("Warnings = %q; want [%d] to contain %q", rep.Warnings, i, w)
+				}
+			}
+		})
+	}
+}
+
+func TestWriteTableNamesCoherence(t *testing.T) {
+	c := docsOf(3, []int32{0, 1, 2}, []int32{1, 2})
+	c.Sources = []string{"train.txt", "more.txt"}
+	u, err := UMass([][]int32{{0, 1, 2}}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := NPMI([][]int32{{0, 1}}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := (Report{Topics: 1, Vocab: 3, UMass: &u, NPMI: &n}).WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"mean per pair of top-3 words (3 pairs per topic), averaged over topics; document counts from train.txt, more.txt (2 documents; two words co-occur when one document holds both)",
+		"score of the pair of top-2 words, averaged over topics; reference corpus train.txt, more.txt (2 documents;",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("WriteTable output\n%s\nlacks %q", b.String(), want)
+		}
+	}
+}
