@@ -14,6 +14,7 @@ import (
 func newExportCmd(e *env) *cobra.Command {
 	var (
 		model, format, out string
+		force              bool
 		n                  int
 		cf                 corpusFlags
 		seed               string
@@ -53,6 +54,11 @@ func newExportCmd(e *env) *cobra.Command {
 			if out == "" {
 				return usagef("--out is required: the file to write (- for standard output)")
 			}
+			if out != "-" {
+				if err := checkOutFile(out, "--out", force); err != nil {
+					return err
+				}
+			}
 			m, err := loadModel(model)
 			if err != nil {
 				return err
@@ -72,6 +78,7 @@ func newExportCmd(e *env) *cobra.Command {
 	fs.StringVarP(&model, "model", "m", "", "model file")
 	fs.StringVar(&format, "format", "json", "json, csv, ldavis or theta-csv")
 	fs.StringVarP(&out, "out", "o", "", "file to write, or - for standard output")
+	fs.BoolVar(&force, "force", false, "overwrite --out if it exists")
 	fs.IntVarP(&n, "n", "n", 20, "words per topic for csv")
 	cf.register(fs, "documents for ldavis and theta-csv")
 	fs.StringVar(&seed, "seed", "", "random seed of θ's inference for ldavis and theta-csv (default: fresh from the OS)")

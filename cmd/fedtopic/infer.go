@@ -14,6 +14,7 @@ func newInferCmd(e *env) *cobra.Command {
 	var (
 		cf           corpusFlags
 		model, out   string
+		force        bool
 		format, seed string
 		ic           topic.InferConfig
 	)
@@ -29,6 +30,11 @@ dropped, and documents left empty are skipped and counted.`,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			if out != "" && out != "-" {
+				if err := checkOutFile(out, "--out", force); err != nil {
+					return err
+				}
+			}
 			s, err := parseSeed(seed)
 			if err != nil {
 				return err
@@ -76,6 +82,7 @@ dropped, and documents left empty are skipped and counted.`,
 	cf.register(fs, "documents to infer θ for")
 	fs.StringVarP(&model, "model", "m", "", "model file (or a JSON export)")
 	fs.StringVarP(&out, "out", "o", "", "file to write (default standard output)")
+	fs.BoolVar(&force, "force", false, "overwrite --out if it exists")
 	fs.StringVar(&format, "format", "jsonl", "jsonl or csv")
 	fs.IntVar(&ic.Sweeps, "sweeps", 0, "fold-in Gibbs sweeps per document (default 40)")
 	fs.IntVar(&ic.BurnIn, "burn-in", 0, "sweeps before θ is averaged (default sweeps/4)")

@@ -196,3 +196,36 @@ func TestPrivacyShownPlainly(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainOutChecked checks that train refuses an --out it cannot or
+// should not write before it trains: a directory, an existing file without
+// --force, a directory that does not exist.
+func TestTrainOutChecked(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"train", "--corpus", "testdata/three.txt", "--tokenizer", "whitespace", "--topics", "3", "--iterations", "5", "--seed", "1"}
+	tests := []struct {
+		name, out, want string
+		extra           []string
+	}{
+		{name: "directory", out: dir, want: "is a directory"},
+		{name: "missing parent", out: filepath.Join(dir, "no", "such", "m.model"), want: "cannot write in"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, err := runCmd(t, append(base, "--out", tt.out)...)
+			if err == nil || !strings.Contains(stderr, tt.want) || strings.Contains(stderr, "corpus:") {
+				t.Errorf("train --out %s: %v, %q; want a refusal mentioning %q before the corpus is read", tt.out, err, stderr, tt.want)
+			}
+		})
+	}
+	out := filepath.Join(dir, "m.model")
+	if _, stderr, err := runCmd(t, append(base, "--out", out)...); err != nil {
+		t.Fatalf("train: %v; stderr:\n%s", err, stderr)
+	}
+	if _, stderr, err := runCmd(t, append(base, "--out", out)...); err == nil || !strings.Contains(stderr, "--force") {
+		t.Errorf("train over an existing model: %v, %q; want a refusal naming --force", err, stderr)
+	}
+	if _, stderr, err := runCmd(t, append(base, "--out", out, "--force")...); err != nil {
+		t.Errorf("train --force over an existing model: %v; stderr:\n%s", err, stderr)
+	}
+}

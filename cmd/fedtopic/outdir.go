@@ -84,3 +84,25 @@ func (o *outDir) abandon() {
 		os.RemoveAll(o.tmp)
 	}
 }
+
+// checkOutFile checks, before any work starts, that a command can write
+// the file path: not a directory, not an existing file unless force, in a
+// directory that exists and can be written. flag names the setting.
+func checkOutFile(path, flag string, force bool) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.IsDir():
+		return usagef("%s %s: is a directory, want a file path", flag, path)
+	case err == nil && !force:
+		return usagef("%s %s: already exists: choose another path, or give --force to overwrite it", flag, path)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s %s: %w", flag, path, err)
+	}
+	dir := filepath.Dir(path)
+	probe, err := os.CreateTemp(dir, "."+filepath.Base(path)+".probe-")
+	if err != nil {
+		return fmt.Errorf("%s %s: cannot write in %s: %w", flag, path, dir, err)
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
+}

@@ -10,8 +10,9 @@ import (
 
 func newReportCmd(e *env) *cobra.Command {
 	var (
-		out  string
-		opts report.Options
+		out   string
+		force bool
+		opts  report.Options
 	)
 	cmd := &cobra.Command{
 		Use:   "report RUN_DIR... --out report.html",
@@ -45,6 +46,9 @@ the parent directory of a sweep gives one report of all its runs.`,
 			if out == "-" {
 				return report.Write(cmd.Context(), e.stdout, dirs, opts)
 			}
+			if err := checkOutFile(out, "--out", force); err != nil {
+				return err
+			}
 			if err := report.WriteFile(cmd.Context(), out, dirs, opts); err != nil {
 				return err
 			}
@@ -54,6 +58,7 @@ the parent directory of a sweep gives one report of all its runs.`,
 	}
 	fs := cmd.Flags()
 	fs.StringVarP(&out, "out", "o", "", "HTML file to write, or - for standard output")
+	fs.BoolVar(&force, "force", false, "overwrite --out if it exists")
 	fs.StringVar(&opts.Title, "title", "", "title of the page (default \""+report.DefaultTitle+"\")")
 	fs.IntVar(&opts.TopWords, "top-words", report.DefaultTopWords, "words shown per topic (1 to 50)")
 	return cmd

@@ -20,6 +20,7 @@ func newTrainCmd(e *env) *cobra.Command {
 		cfg       lda.Config
 		seed      string
 		out       string
+		force     bool
 		vocabFile string
 		saveVocab string
 		bo        vocab.BuildOptions
@@ -47,6 +48,9 @@ sweeps (--average; --average 1 takes the final state's alone).`,
 			ctx := cmd.Context()
 			if out == "" {
 				return usagef("--out is required: the path of the model file to write")
+			}
+			if err := checkOutFile(out, "--out", force); err != nil {
+				return err
 			}
 			if cfg.K < 1 || cfg.K > lda.MaxK {
 				return usagef("--topics %d: the number of topics must be between 1 and %d", cfg.K, lda.MaxK)
@@ -134,6 +138,7 @@ sweeps (--average; --average 1 takes the final state's alone).`,
 	fs.IntVar(&cfg.Workers, "workers", 0, "sampling goroutines (default: all cores); never changes the result")
 	fs.StringVar(&seed, "seed", "", "random seed (default: a fresh one from the OS, printed and recorded in the model)")
 	fs.StringVarP(&out, "out", "o", "", "model file to write (required)")
+	fs.BoolVar(&force, "force", false, "overwrite --out if it exists")
 	fs.StringVar(&vocabFile, "vocab", "", "fixed vocabulary, one word per line: other tokens are dropped and unused words keep their prior mass")
 	fs.StringVar(&saveVocab, "save-vocab", "", "write the vocabulary used to this file")
 	fs.Float64Var(&bo.MinDF, "min-df", 0, "drop words in fewer documents (a count, or a fraction when < 1)")
