@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -227,5 +229,69 @@ func TestTrainOutChecked(t *testing.T) {
 	}
 	if _, stderr, err := runCmd(t, append(base, "--out", out, "--force")...); err != nil {
 		t.Errorf("train --force over an existing model: %v; stderr:\n%s", err, stderr)
+	}
+}
+
+// TestHelpExamplesOnDemo runs every example of train's and simulate's help
+// that uses the demo corpus, as written (with --out in a temporary
+// directory), and checks that each finishes without a warning and gives
+// distinct topics: a help text's examples are what a newcomer tries first.
+func TestHelpExamplesOnDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the help's examples on the demo corpus (about 15 s)")
+	}
+	root := newRootCmd(&env{stdout: io.Discard, stderr: io.Discard})
+	ran := 0
+	for _, c := range root.Commands() {
+		if c.Name() != "train" && c.Name() != "simulate" {
+			continue
+		}
+		for i, line := range strings.Split(c.Example, "\n") {
+			if !strings.Contains(line, "demo/wordnet-glosses.jsonl") {
+				continue
+			}
+			args := strings.Fields(line)[1:] // drop "fedtopic"
+			out := filepath.Join(t.TempDir(), "out")
+			for j := range args {
+				switch {
+				case args[j] == "demo/wordnet-glosses.jsonl":
+					args[j] = demoCorpus
+				case j > 0 && args[j-1] == "--out":
+					args[j] = out
+				}
+			}
+			ran++
+			t.Run(fmt.Sprintf("%s-%d", c.Name(), i), func(t *testing.T) {
+				_, stderr, err := runCmd(t, args...)
+				if err != nil {
+					t.Fatalf("fedtopic %s: %v; stderr:\n%s", strings.Join(args, " "), err, stderr)
+				}
+				if strings.Contains(stderr, "warning") {
+					t.Errorf("fedtopic %s warned:\n%s", strings.Join(args, " "), stderr)
+				}
+				path := out
+				if c.Name() == "simulate" {
+					path = filepath.Join(out, "model")
+				}
+				m, err := topic.Load(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// As in TestDefaultsOnDemo: at least 50 distinct words
+				// among the topics' top ten.
+				seen := map[int32]bool{}
+				for _, ws := range m.TopWordIDs(10) {
+					for _, w := range ws {
+						seen[w] = true
+					}
+				}
+				if len(seen) < 50 {
+					t.Errorf("fedtopic %s: the topics' top ten words hold %d distinct words; want at least 50", strings.Join(args, " "), len(seen))
+				}
+			})
+		}
+	}
+	if ran < 4 {
+		t.Errorf("ran %d examples on the demo corpus; want train's and simulate's (at least 4)", ran)
 	}
 }

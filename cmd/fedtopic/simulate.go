@@ -165,7 +165,16 @@ vocabulary round: each party releases only the words whose noisy document
 frequency passes a differentially private threshold, and the union is used.
 That round's (ε, δ) is charged to every party's ledger.
 
-It writes DIR/model (the global model; 'fedtopic export' and 'report' read
+Before it reads the corpus, simulate works out what the run will cost each
+party, per document (the vocabulary round plus the method's releases; FTM's
+ε per word occurrence times --max-doc-length), prints it, and refuses a run
+that --budget-epsilon cannot cover, naming the flags to change. Without
+--budget-epsilon the budget is exactly that plan. docs/privacy.md explains
+the accounting.
+
+DIR must be absent or empty (--force replaces it). The run is written
+beside it and moved into place when it succeeds, so a failed or
+interrupted run leaves nothing behind. It writes DIR/model (the global model; 'fedtopic export' and 'report' read
 it), DIR/parties/ID.model (each party's final local model), DIR/vocab.txt,
 DIR/run.jsonl (one JSON line per round: bytes per party, ε per party,
 duration, metrics; then a summary) and DIR/ledgers/ID.ledger.
@@ -177,9 +186,12 @@ Topic Modeling, Jiang et al. 2019, and with --model slda iFTM's
 SentenceLDA: each party privatizes its tokens once with thresholded
 Laplace noise, trains locally by private Metropolis–Hastings and sends its
 topic-normalized model; the coordinator merges similar topics and sends
-each party a composed model; --epsilon, --tau, --topics 40,50,60).`,
-		Example: `  fedtopic simulate --algorithm adlda --corpus demo/wordnet-glosses.jsonl --parties 3 --split sizes=1,2,3 --topics 20 --rounds 50 --seed 1 --out runs/demo
-  fedtopic simulate --algorithm ftm --epsilon 11 --tau 0.2 --topics 20,25,30 --rounds 5 --max-doc-length 40 --budget-epsilon 500 --corpus demo/wordnet-glosses.jsonl --split sizes=1,2,3 --seed 1 --out runs/ftm
+each party a composed model; --epsilon, --tau, --topics 40,50,60).
+docs/methods.md describes each algorithm and its defaults.`,
+		Example: `  fedtopic simulate --corpus demo/wordnet-glosses.jsonl --topics 10 --seed 1 --out runs/adlda
+  fedtopic simulate --algorithm ftm --corpus demo/wordnet-glosses.jsonl --split labels:sizes=1,2,3 --topics 8,10,12 --seed 1 --out runs/ftm --report
+  fedtopic simulate --algorithm ftm --model slda --corpus demo/wordnet-glosses.jsonl --topics 10 --seed 1 --out runs/iftm
+  fedtopic simulate --corpus demo/wordnet-glosses.jsonl --split dirichlet=0.5 --topics 20 --rounds 100 --seed 1 --out runs/noniid
   fedtopic simulate --corpus p1.txt,p2.txt,p3.txt --split files --tokenizer whitespace --vocab vocab.txt --topics 50 --rounds 100 --out runs/files`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
