@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -18,7 +17,6 @@ import (
 	"github.com/fedtopic/fedtopic/eval"
 	"github.com/fedtopic/fedtopic/eval/report"
 	"github.com/fedtopic/fedtopic/fed"
-	"github.com/fedtopic/fedtopic/ftm"
 	"github.com/fedtopic/fedtopic/internal/rng"
 	"github.com/fedtopic/fedtopic/privacy"
 	"github.com/fedtopic/fedtopic/privacy/accountant"
@@ -28,33 +26,6 @@ import (
 	"github.com/fedtopic/fedtopic/topic"
 	"github.com/fedtopic/fedtopic/vocab"
 )
-
-// federatedAlgorithms lists the algorithms simulate, coordinator and party
-// can run, by name.
-func federatedAlgorithms() []fed.Algorithm {
-	return []fed.Algorithm{adlda.Algorithm, ftm.Algorithm}
-}
-
-// defaultRounds returns an algorithm's default number of rounds: FTM's
-// papers run 5 rounds of 10 local sweeps; AD-LDA syncs after every sweep.
-func defaultRounds(alg string) int {
-	if alg == ftm.Name {
-		return ftm.DefaultRounds
-	}
-	return 50
-}
-
-// lookupAlgorithm returns the algorithm called name.
-func lookupAlgorithm(name string) (fed.Algorithm, error) {
-	var names []string
-	for _, a := range federatedAlgorithms() {
-		if a.Name == name {
-			return a, nil
-		}
-		names = append(names, a.Name)
-	}
-	return fed.Algorithm{}, usagef("--algorithm %q: unknown; choose one of %s", name, strings.Join(names, ", "))
-}
 
 // defaultVocabL0 is the default number of distinct words a document
 // contributes to the private vocabulary round. A word's count grows with
@@ -97,45 +68,16 @@ func docWords(c *corpus.Corpus, v *vocab.Vocabulary) [][]string {
 	return out
 }
 
-// algorithmParams merges the common flags into the algorithm's JSON
-// parameters: k and rounds always, the others only when given.
-func algorithmParams(c *cobra.Command, extra string, k, rounds int, alpha, beta float64, workers int) (json.RawMessage, map[string]string, error) {
-	m := map[string]any{}
-	if extra != "" {
-		if err := json.Unmarshal([]byte(extra), &m); err != nil {
-			return nil, nil, usagef("--params: not a JSON object: %v", err)
-		}
-	}
-	m["k"], m["rounds"] = k, rounds
-	if c.Flags().Changed("alpha") {
-		m["alpha"] = alpha
-	}
-	if c.Flags().Changed("beta") {
-		m["beta"] = beta
-	}
-	if c.Flags().Changed("workers") {
-		m["workers"] = workers
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return nil, nil, err
-	}
-	prov := map[string]string{}
-	for _, key := range slices.Sorted(maps.Keys(m)) {
-		prov[key] = fmt.Sprint(m[key])
-	}
-	return b, prov, nil
-}
-
 func newSimulateCmd(e *env) *cobra.Command {
+	ms := methods()
 	var (
+		owners      map[string][]string // flag → the methods that read it
 		cf          corpusFlags
 		vf          vocabRoundFlags
 		algorithm   string
 		parties     int
 		split       string
 		topics      string
-		ff          ftmFlags
 		k, rounds   int
 		alpha, beta float64
 		workers     int
@@ -174,19 +116,16 @@ the accounting.
 
 DIR must be absent or empty (--force replaces it). The run is written
 beside it and moved into place when it succeeds, so a failed or
-interrupted run leaves nothing behind. It writes DIR/model (the global model; 'fedtopic export' and 'report' read
-it), DIR/parties/ID.model (each party's final local model), DIR/vocab.txt,
-DIR/run.jsonl (one JSON line per round: bytes per party, ε per party,
-duration, metrics; then a summary) and DIR/ledgers/ID.ledger.
+interrupted run leaves nothing behind. It writes DIR/model (the global
+model; 'fedtopic export' and 'report' read it), DIR/parties/ID.model (each
+party's final local model), DIR/vocab.txt, DIR/run.jsonl (one JSON line per
+round: bytes per party, ε per party, duration, metrics; then a summary) and
+DIR/ledgers/ID.ledger.
 
-Algorithms: adlda (approximate distributed LDA, Newman et al. 2009: each
-party sweeps its documents against the global counts and sends count
-deltas every round; no privacy: the conventional baseline); ftm (Federated
-Topic Modeling, Jiang et al. 2019, and with --model slda iFTM's
-SentenceLDA: each party privatizes its tokens once with thresholded
-Laplace noise, trains locally by private Metropolis–Hastings and sends its
-topic-normalized model; the coordinator merges similar topics and sends
-each party a composed model; --epsilon, --tau, --topics 40,50,60).
+Algorithms:
+
+` + methodHelp(ms) + `
+
 docs/methods.md describes each algorithm and its defaults.`,
 		Example: `  fedtopic simulate --corpus demo/wordnet-glosses.jsonl --topics 10 --seed 1 --out runs/adlda
   fedtopic simulate --algorithm ftm --corpus demo/wordnet-glosses.jsonl --split labels:sizes=1,2,3 --topics 8,10,12 --seed 1 --out runs/ftm --report
@@ -199,17 +138,18 @@ docs/methods.md describes each algorithm and its defaults.`,
 			if out == "" {
 				return usagef("--out is required: the directory to write the model and run record to")
 			}
-			alg, err := lookupAlgorithm(algorithm)
+			meth, err := lookupMethod(ms, algorithm)
 			if err != nil {
 				return err
 			}
+			alg := meth.alg
 			if !c.Flags().Changed("rounds") {
-				rounds = defaultRounds(alg.Name)
+				rounds = meth.rounds
 			}
 			if rounds < 1 {
 				return usagef("--rounds %d: must be at least 1", rounds)
 			}
-			if err := ff.check(alg.Name); err != nil {
+			if err := checkMethodFlags(c, owners, alg.Name); err != nil {
 				return err
 			}
 			ks, err := parseTopics(topics)
@@ -217,8 +157,8 @@ docs/methods.md describes each algorithm and its defaults.`,
 				return err
 			}
 			k = ks[0]
-			if alg.Name != ftm.Name && (len(ks) > 1 || k > adlda.MaxK) {
-				return usagef("--topics %s: %s takes one number of topics between 1 and %d", topics, alg.Name, adlda.MaxK)
+			if !meth.perPartyK && len(ks) > 1 || slices.Max(ks) > meth.maxK {
+				return usagef("--topics %s: %s takes one number of topics between 1 and %d", topics, alg.Name, meth.maxK)
 			}
 			s, err := parseSeed(seed)
 			if err != nil {
@@ -239,19 +179,7 @@ docs/methods.md describes each algorithm and its defaults.`,
 			if parties = spec.NumParties(len(cf.paths)); parties < 1 {
 				return usagef("--split %s: no parties", spec)
 			}
-			var (
-				paramJSON json.RawMessage
-				paramProv map[string]string
-				ftmCfg    ftm.Config
-			)
-			if alg.Name == ftm.Name {
-				if ftmCfg, err = ff.config(c, params, ks, parties, rounds, alpha, beta, workers); err != nil {
-					return err
-				}
-				paramJSON, paramProv, err = ftmParams(ftmCfg)
-			} else {
-				paramJSON, paramProv, err = algorithmParams(c, params, k, rounds, alpha, beta, workers)
-			}
+			paramJSON, paramProv, err := meth.params(simSettings{cmd: c, extra: params, ks: ks, parties: parties, rounds: rounds, alpha: alpha, beta: beta, workers: workers})
 			if err != nil {
 				return err
 			}
@@ -275,16 +203,14 @@ docs/methods.md describes each algorithm and its defaults.`,
 				}
 				parts = append(parts, p)
 			}
-			if alg.Name == ftm.Name {
-				p, err := ftmCost(ftmCfg, "--epsilon", "--max-doc-length")
+			if meth.cost != nil {
+				p, err := meth.cost(paramJSON, flagKnobs)
 				if err != nil {
 					return usageError{err}
 				}
-				if p.events != nil {
-					parts = append(parts, p)
-				}
+				parts = append(parts, p...)
 			}
-			budget := accountant.Budget{Epsilon: budgetEps, Delta: budgetDelta, Unit: ftm.UnitDocument}
+			budget := accountant.Budget{Epsilon: budgetEps, Delta: budgetDelta, Unit: "document"}
 			if err := budget.Validate(); err != nil {
 				return usageError{err}
 			}
@@ -329,11 +255,14 @@ docs/methods.md describes each algorithm and its defaults.`,
 			if plan.private() {
 				fmt.Fprintf(e.stderr, "privacy: each party spends %s; budget ε = %s (%s)\n", plan, fmtEps(budget.Epsilon), budgetSource)
 			}
-			if alg.Name == adlda.Name {
-				fmt.Fprintf(e.stderr, "privacy: adlda is the non-private baseline: its count updates leave the parties exactly, without noise\n")
+			if meth.cost == nil {
+				fmt.Fprintf(e.stderr, "privacy: %s is not private: its updates leave the parties exactly, without noise\n", alg.Name)
 			}
-			if alg.Name == ftm.Name && !ftmCfg.NoNoise {
-				noteTruncation(e.stderr, parts2, ftmCfg.MaxDocTokens)
+			for _, p := range parts {
+				if p.group > 0 {
+					noteTruncation(e.stderr, parts2, p.group)
+					break
+				}
 			}
 			words := v.Words()
 			if fixed == nil {
@@ -404,9 +333,11 @@ docs/methods.md describes each algorithm and its defaults.`,
 			}
 			sc.Summary = func(sl *fed.SummaryLine, res *sim.Result) {
 				sl.Model, sl.Topics, sl.Vocab, sl.Corpus, sl.Split, sl.Params = "lda", k, len(words), corpusDesc, spec.String(), paramProv
-				if alg.Name == ftm.Name {
-					sl.Model = ff.model
-					sl.Topics = 0 // the global model's, which merging decides
+				if meth.model != nil {
+					sl.Model = meth.model(paramJSON)
+				}
+				if meth.perPartyK {
+					sl.Topics = 0 // the global model's, which may differ from K (FTM merges)
 					if res.Global != nil {
 						sl.Topics = res.Global.K
 					}
@@ -419,9 +350,9 @@ docs/methods.md describes each algorithm and its defaults.`,
 						sl.Models.Parties = append(sl.Models.Parties, fed.PartyModel{Party: id, Path: filepath.Join("parties", id+".model")})
 					}
 				}
-				sl.Privacy = privacyStatement(alg.Name, fixed == nil, vp)
-				if alg.Name == ftm.Name {
-					ftmStatement(sl.Privacy, ftmCfg, len(words))
+				sl.Privacy = privacyStatement(fixed == nil, vp)
+				if meth.statement != nil {
+					meth.statement(sl.Privacy, paramJSON, len(words))
 				}
 				sl.Privacy.Costs = plan.statementCosts()
 				if plan.private() {
@@ -487,14 +418,14 @@ docs/methods.md describes each algorithm and its defaults.`,
 		},
 	}
 	fs := cmd.Flags()
+	owners = methodFlags(fs, ms)
 	cf.register(fs, "training text (one file split by --split, or one file per party with --split files)")
 	vf.register(cmd)
-	fs.StringVar(&algorithm, "algorithm", adlda.Name, "federated algorithm: adlda or ftm")
+	fs.StringVar(&algorithm, "algorithm", adlda.Name, "federated algorithm: "+strings.Join(methodNames(ms), ", "))
 	fs.IntVar(&parties, "parties", 3, "number of parties (with --split files: one per corpus file)")
 	fs.StringVar(&split, "split", "", "how the corpus is divided: sizes=1,2,3 | counts=100,200 | labels | labels:sizes=1,2 | dirichlet=0.5 | files (default: equal random parts)")
 	fs.StringVarP(&topics, "topics", "k", "", "number of topics K (required); for ftm one per party is allowed: 40,50,60")
-	ff.register(fs)
-	fs.IntVar(&rounds, "rounds", 0, "federated rounds (default: 50 for adlda, 5 for ftm)")
+	fs.IntVar(&rounds, "rounds", 0, "federated rounds (default: "+methodRounds(ms)+")")
 	fs.Float64Var(&alpha, "alpha", 0, "symmetric document-topic prior per topic (default 5/K)")
 	fs.Float64Var(&beta, "beta", 0, "symmetric topic-word prior (default 0.01)")
 	fs.IntVar(&workers, "workers", 0, "sampling goroutines per party (default 1); never changes the result")
@@ -512,8 +443,9 @@ docs/methods.md describes each algorithm and its defaults.`,
 	return cmd
 }
 
-// privacyStatement describes what a run released, for the run record.
-func privacyStatement(alg string, vocabRound bool, vp vocabround.Params) *fed.Statement {
+// privacyStatement describes what a run's vocabulary step released, for
+// the run record; the method adds its own releases.
+func privacyStatement(vocabRound bool, vp vocabround.Params) *fed.Statement {
 	st := &fed.Statement{Accountant: "ε of pure releases adds up; (ε, δ) releases add both; Gaussian releases compose exactly as μ-GDP"}
 	if vocabRound {
 		st.Unit = "document"
@@ -522,10 +454,6 @@ func privacyStatement(alg string, vocabRound bool, vp vocabround.Params) *fed.St
 			vp.Selection.Epsilon, vp.Selection.Delta, vp.Selection.MaxWordsPerDoc))
 	} else {
 		st.Released = append(st.Released, "vocabulary: a shared file given to every party (public)")
-	}
-	if alg == adlda.Name {
-		st.Released = append(st.Released, "topic-word count changes of every party in every round, exactly (AD-LDA is not private)")
-		st.Notes = append(st.Notes, "AD-LDA is the non-private baseline: its count updates carry no noise and no privacy guarantee.")
 	}
 	return st
 }

@@ -6,40 +6,12 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/ftm"
 )
-
-// parseTopics reads --topics: one number of topics, or one per party
-// separated by commas ("40,50,60").
-func parseTopics(s string) ([]int, error) {
-	if strings.TrimSpace(s) == "" {
-		s = "0"
-	}
-	var ks []int
-	for _, f := range strings.Split(s, ",") {
-		k, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || k < 1 || k > ftm.MaxTopics {
-			return nil, usagef("--topics %s: the number of topics must be between 1 and %d (one value, or one per party for ftm: 40,50,60)", s, ftm.MaxTopics)
-		}
-		ks = append(ks, k)
-	}
-	return ks, nil
-}
-
-// joinInts formats ks as a comma-separated list.
-func joinInts(ks []int) string {
-	s := make([]string, len(ks))
-	for i, k := range ks {
-		s[i] = strconv.Itoa(k)
-	}
-	return strings.Join(s, ",")
-}
 
 // defaultMaxDocLength is FTM's default clip of a document, in tokens: about
 // the 95th percentile of the lengths of short texts (a WordNet gloss has 9
@@ -47,65 +19,49 @@ func joinInts(ks []int) string {
 // corpora of long documents should raise it and pay for it.
 const defaultMaxDocLength = 30
 
-// ftmFlags are the flags that configure FTM and iFTM (simulate and the
-// experiments).
+// ftmFlags are FTM's and iFTM's own simulate flags.
 type ftmFlags struct {
-	epsilon      float64
-	tau          string
-	model        string
-	debias       string
-	localIters   int
-	topL         int
-	xi           float64
-	maxDocLength int
-	noNoise      bool
-	flags        *pflag.FlagSet
+	tau        string
+	model      string
+	debias     string
+	localIters int
+	topL       int
+	xi         float64
+	noNoise    bool
 }
 
-// ftmFlagNames lists the flags only FTM reads.
-var ftmFlagNames = []string{"epsilon", "tau", "model", "debias", "local-iterations", "top-l", "xi", "max-doc-length", "no-noise"}
-
-func (f *ftmFlags) register(fs *pflag.FlagSet) {
-	f.flags = fs
-	fs.Float64Var(&f.epsilon, "epsilon", ftm.DefaultEpsilon, "ftm: ε per word occurrence of the thresholded Laplace privatization (Laplace scale 1/ε)")
+func (f *ftmFlags) register(fs *pflag.FlagSet) []string {
 	fs.StringVar(&f.tau, "tau", "auto", "ftm: threshold τ; privatized counts ≤ τ are set to zero. auto: ln(V/2)/ε within [0.2, 1 − 1/ε], which leaves about one noise entry per token; 0.2 is the papers' value")
 	fs.StringVar(&f.model, "model", ftm.ModelLDA, "ftm: lda (FTM) or slda (iFTM's SentenceLDA: one topic per sentence)")
-	fs.StringVar(&f.debias, "debias", "", "ftm: subtract the expected noise mass from the topic-word counts: output (the models sent and reported only) or draw (also before every Dirichlet draw, as ALGORITHMS.md §1 describes)")
+	fs.StringVar(&f.debias, "debias", "", "ftm: subtract the expected noise mass from the topic-word counts: output (the models sent and reported only) or draw (also before every Dirichlet draw; docs/methods.md)")
 	fs.IntVar(&f.localIters, "local-iterations", ftm.DefaultLocalIterations, "ftm: sampler sweeps per party and round")
 	fs.IntVar(&f.topL, "top-l", ftm.DefaultTopL, "ftm: L, the top words of a topic compared by the similarity ρ")
 	fs.Float64Var(&f.xi, "xi", ftm.DefaultXi, "ftm: ξ, the similarity at which two topics are merged or substituted")
-	fs.IntVar(&f.maxDocLength, "max-doc-length", defaultMaxDocLength, "ftm: truncate documents to this many tokens before privatization; the cost per document is then at most this times --epsilon (group privacy)")
 	fs.BoolVar(&f.noNoise, "no-noise", false, "ftm: no privatization (ε = ∞), for baselines only")
+	return []string{"tau", "model", "debias", "local-iterations", "top-l", "xi", "no-noise"}
 }
 
-// check refuses FTM flags given for another algorithm.
-func (f *ftmFlags) check(alg string) error {
-	if alg == ftm.Name {
-		return nil
-	}
-	for _, n := range ftmFlagNames {
-		if f.flags.Changed(n) {
-			return usagef("--%s applies to --algorithm ftm only", n)
-		}
-	}
-	return nil
-}
-
-// config returns FTM's parameters from the flags and the common ones.
+// config returns FTM's parameters from the flags and the common settings.
 // With noise, parties report their spend per document (group privacy over
 // --max-doc-length), the unit every party's ledger counts.
-func (f *ftmFlags) config(c *cobra.Command, extra string, ks []int, parties, rounds int, alpha, beta float64, workers int) (ftm.Config, error) {
+func (f *ftmFlags) config(s simSettings) (ftm.Config, error) {
 	var cfg ftm.Config
-	if len(ks) != 1 && len(ks) != parties {
-		return cfg, usagef("--topics %s: %d values for %d parties; give one for all or one per party", joinInts(ks), len(ks), parties)
+	if len(s.ks) != 1 && len(s.ks) != s.parties {
+		return cfg, usagef("--topics %s: %d values for %d parties; give one for all or one per party", joinInts(s.ks), len(s.ks), s.parties)
 	}
-	if extra != "" {
-		if err := json.Unmarshal([]byte(extra), &cfg); err != nil {
+	if s.extra != "" {
+		if err := json.Unmarshal([]byte(s.extra), &cfg); err != nil {
 			return cfg, usagef("--params: not FTM parameters: %v", err)
 		}
 	}
-	cfg.Topics, cfg.Rounds = ks, rounds
-	cfg.Epsilon, cfg.Model, cfg.Debias = f.epsilon, f.model, f.debias
+	fs := s.cmd.Flags()
+	eps, _ := fs.GetFloat64("epsilon")
+	maxLen, _ := fs.GetInt("max-doc-length")
+	if !s.changed("max-doc-length") {
+		maxLen = defaultMaxDocLength
+	}
+	cfg.Topics, cfg.Rounds = s.ks, s.rounds
+	cfg.Epsilon, cfg.Model, cfg.Debias = eps, f.model, f.debias
 	if f.tau != "auto" {
 		tau, err := strconv.ParseFloat(f.tau, 64)
 		if err != nil {
@@ -114,16 +70,15 @@ func (f *ftmFlags) config(c *cobra.Command, extra string, ks []int, parties, rou
 		cfg.Tau = &tau
 	}
 	cfg.LocalIterations, cfg.TopL, cfg.Xi = f.localIters, f.topL, f.xi
-	cfg.MaxDocTokens, cfg.NoNoise = f.maxDocLength, f.noNoise
-	changed := c.Flags().Changed
-	if changed("alpha") {
-		cfg.Alpha = alpha
+	cfg.MaxDocTokens, cfg.NoNoise = maxLen, f.noNoise
+	if s.changed("alpha") {
+		cfg.Alpha = s.alpha
 	}
-	if changed("beta") {
-		cfg.Beta = beta
+	if s.changed("beta") {
+		cfg.Beta = s.beta
 	}
-	if changed("workers") {
-		cfg.Workers = workers
+	if s.changed("workers") {
+		cfg.Workers = s.workers
 	}
 	if !cfg.NoNoise {
 		if cfg.MaxDocTokens <= 0 {
@@ -135,6 +90,51 @@ func (f *ftmFlags) config(c *cobra.Command, extra string, ks []int, parties, rou
 		return cfg, usageError{err}
 	}
 	return cfg, nil
+}
+
+// ftmMethod is FTM and iFTM.
+func ftmMethod() *method {
+	var f ftmFlags
+	parse := func(params json.RawMessage) ftm.Config {
+		cfg, _ := ftm.ParseConfig(params)
+		return cfg
+	}
+	return &method{
+		alg: ftm.Algorithm,
+		summary: "ftm (Federated Topic Modeling, Jiang et al. 2019, and with --model slda iFTM's SentenceLDA: each party privatizes its tokens once with thresholded " +
+			"Laplace noise, trains locally by private Metropolis–Hastings and sends its topic-normalized model; the coordinator merges similar topics and " +
+			"sends each party a composed model; --epsilon, --tau, --topics 40,50,60)",
+		rounds:    ftm.DefaultRounds,
+		maxK:      ftm.MaxTopics,
+		perPartyK: true,
+		flags:     f.register,
+		reads:     []string{"epsilon", "max-doc-length"},
+		params: func(s simSettings) (json.RawMessage, map[string]string, error) {
+			cfg, err := f.config(s)
+			if err != nil {
+				return nil, nil, err
+			}
+			return ftmParams(cfg)
+		},
+		cost: func(params json.RawMessage, knobs costKnobs) ([]costPart, error) {
+			cfg, err := ftm.ParseConfig(params)
+			if err != nil {
+				return nil, err
+			}
+			p, err := ftmCost(cfg, knobs("epsilon"), knobs("max-doc-length"))
+			if err != nil || p.events == nil {
+				return nil, err
+			}
+			return []costPart{p}, nil
+		},
+		statement: func(st *fed.Statement, params json.RawMessage, v int) { ftmStatement(st, parse(params), v) },
+		model: func(params json.RawMessage) string {
+			if m := parse(params).Model; m != "" {
+				return m
+			}
+			return ftm.ModelLDA
+		},
+	}
 }
 
 // params returns the JSON parameters and their provenance strings.
