@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"math/rand/v2"
@@ -12,12 +13,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fedtopic/fedtopic/corpus"
 	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/fed/fedgrpc"
+	"github.com/fedtopic/fedtopic/ftm"
 	"github.com/fedtopic/fedtopic/internal/rng"
 	"github.com/fedtopic/fedtopic/privacy/accountant"
 	"github.com/fedtopic/fedtopic/sim"
@@ -106,11 +109,20 @@ them instead of drawing new noise. It refuses a round its budget cannot pay
 for and tells the coordinator so. Without a shared vocabulary file it first
 takes part in the private vocabulary round.
 
+Before it opens its ledger it checks the configuration (mistakes are named
+by file and field) and what the whole run will cost it per document (the
+vocabulary round plus the algorithm's releases; for ftm, params.epsilon per
+word occurrence times params.max_doc_tokens), and refuses to start when
+budget cannot cover it. While it waits it says for what; it exits with
+status 0 when the coordinator ends the run, and with status 1 when the
+coordinator stops the run early or stays unreachable longer than give_up.
+
 It writes its final local model (model, default STATE_DIR/model) and keeps
 its ledger and caches in STATE_DIR; restarted on the same STATE_DIR it
 rejoins the run where it left off.
 
-The configuration file is YAML or JSON (.json); see fed/README.md:
+The configuration file is YAML or JSON (.json); docs/deploy.md has a
+complete example for every algorithm (adlda, ftm, iFTM):
 
   run: demo
   id: p1                     # must be the name in its certificate
@@ -119,12 +131,11 @@ The configuration file is YAML or JSON (.json); see fed/README.md:
   server_name: coordinator   # a name in the coordinator's certificate
   tls: {ca: certs/ca.pem, cert: certs/p1.pem, key: certs/p1-key.pem}
   corpus: [data/p1.txt]
-  tokenizer: {mode: whitespace}
-  vocab: vocab.txt           # or vocab_round: {epsilon: 4, delta: 1e-6, max_words_per_doc: 10}
-  params: {k: 20, rounds: 50}
+  vocab_round: {epsilon: 4, delta: 1.0e-6, max_words_per_doc: 1}   # or vocab: FILE
+  params: {k: 10, rounds: 50}
   # parties: [p1, p2, p3]    # the federation in the coordinator's order; ftm needs it
-  budget: {epsilon: 10, delta: 1e-5}
-  state_dir: state/p1`,
+  budget: {epsilon: 4, delta: 1.0e-5}
+  state_dir: state/p1        # ledger, caches, local model: keep it private`,
 		Example: `  fedtopic party --config p1.yaml`,
 		Args:    noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -132,14 +143,14 @@ The configuration file is YAML or JSON (.json); see fed/README.md:
 			if err := readConfig(configPath, "party", &cfg); err != nil {
 				return err
 			}
-			alg, err := lookupAlgorithm(cfg.Algorithm)
+			alg, err := deployAlgorithm(configPath, cfg.Algorithm)
 			if err != nil {
 				return err
 			}
 			if alg.NeedsParties && len(cfg.Parties) == 0 {
 				return fmt.Errorf("%s: algorithm %s needs parties: the federation's party ids in the order of the coordinator's parties", configPath, alg.Name)
 			}
-			return runParty(c.Context(), e, &cfg, alg)
+			return runParty(c.Context(), e, configPath, &cfg, alg)
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "party configuration, YAML or JSON (required)")
@@ -167,29 +178,27 @@ func (cfg *partyConfig) fedConfig(run, alg, stateDir string) fed.PartyConfig {
 	return fed.PartyConfig{Run: run, ID: cfg.ID, Algorithm: alg, Parties: len(cfg.Parties), StateDir: stateDir, RetryMax: cfg.RetryMax, GiveUp: cfg.GiveUp}
 }
 
-// runParty reads the corpus, takes part in the vocabulary round if there
-// is one, then in the training run.
-func runParty(ctx context.Context, e *env, cfg *partyConfig, alg fed.Algorithm) error {
+// runParty checks the configuration read from path, reads the corpus,
+// takes part in the vocabulary round if there is one, then in the training
+// run. Every mistake the configuration can hold — a parameter, a privacy
+// budget the run would exceed — is found before the ledger is opened, so a
+// refused start never charges it.
+func runParty(ctx context.Context, e *env, path string, cfg *partyConfig, alg fed.Algorithm) error {
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+	params, err := setupParams(path, alg, cfg.Params)
+	if err != nil {
 		return err
+	}
+	plan, err := partyPlan(path, cfg, alg, params)
+	if err != nil {
+		return err
+	}
+	if err := plan.check(cfg.Budget, configBudget); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	seed := rng.NewSeed()
 	if cfg.Seed != nil {
 		seed = *cfg.Seed
-	}
-	ledger, err := accountant.OpenLedger(filepath.Join(cfg.StateDir, "ledger"), cfg.Budget)
-	if err != nil {
-		return err
-	}
-	defer ledger.Close()
-	docs, words, err := partyCorpus(ctx, e, cfg, seed, ledger, log)
-	if err != nil {
-		return err
-	}
-	params, err := json.Marshal(cfg.Params)
-	if err != nil {
-		return err
 	}
 	// The learner sees the whole federation when the configuration lists
 	// it, else only this party (the algorithm does not depend on the rest).
@@ -197,8 +206,39 @@ func runParty(ctx context.Context, e *env, cfg *partyConfig, alg fed.Algorithm) 
 	if len(parties) == 0 {
 		parties = []string{cfg.ID}
 	}
+	index := slices.Index(parties, cfg.ID)
+	local, err := readPartyCorpus(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	// A learner built on the local vocabulary finds what the parameters and
+	// the corpus cannot do together (topics for another number of parties,
+	// SentenceLDA without sentences) before the vocabulary round releases
+	// anything. Building one draws no noise.
+	if _, err := alg.NewLearner(fed.Setup{Run: cfg.Run, Parties: parties, Vocab: local.words, Seed: seed, Params: params}, index, local.docs); err != nil {
+		return fmt.Errorf("%s: params: %w", path, err)
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return err
+	}
+	ledger, err := accountant.OpenLedger(filepath.Join(cfg.StateDir, "ledger"), cfg.Budget)
+	if err != nil {
+		return err
+	}
+	defer ledger.Close()
+	if plan.private() {
+		fmt.Fprintf(e.stdout, "%s: privacy: this run costs %s; the budget is ε = %s", cfg.ID, plan, fmtEps(cfg.Budget.Epsilon))
+		if spent := ledger.Spent(); spent.Releases > 0 {
+			fmt.Fprintf(e.stdout, " (ε = %s already charged)", fmtEps(spent.Epsilon))
+		}
+		fmt.Fprintln(e.stdout)
+	}
+	docs, words, err := partyCorpus(ctx, e, cfg, local, seed, ledger, log)
+	if err != nil {
+		return err
+	}
 	setup := fed.Setup{Run: cfg.Run, Parties: parties, Vocab: words, Seed: seed, Params: params}
-	learner, err := alg.NewLearner(setup, slices.Index(parties, cfg.ID), docs)
+	learner, err := alg.NewLearner(setup, index, docs)
 	if err != nil {
 		return err
 	}
@@ -223,23 +263,26 @@ func runParty(ctx context.Context, e *env, cfg *partyConfig, alg fed.Algorithm) 
 			}
 			fmt.Fprintf(e.stdout, "round %d: sent %d bytes, %s\n", r.Round, r.Bytes, state)
 		},
+		OnWait: cfg.printWait(e.stderr, ""),
 	})
 	if err != nil {
 		return err
 	}
 	res, err := p.Run(ctx)
 	if err != nil {
-		return err
+		return cfg.runError(err)
 	}
 	spent := ledger.Spent()
-	fmt.Fprintf(e.stdout, "%s: run %s done after %d rounds; privacy spent ε = %.4g, δ = %.3g (%s)\n", cfg.ID, cfg.Run, res.Rounds, spent.Epsilon, spent.Delta, spent.Accountant)
 	if m, ok := learner.(fed.Modeler); ok {
 		lm, err := m.Model()
 		if err != nil {
 			return err
 		}
 		lm.Vocab = words
-		lm.Prov.Method, lm.Prov.Rounds, lm.Prov.Seed, lm.Prov.Version = alg.Name, res.Rounds, seed, version
+		lm.Prov.Method, lm.Prov.Rounds, lm.Prov.Version = alg.Name, res.Rounds, version
+		if cfg.Seed != nil {
+			lm.Prov.Seed = seed // a seed drawn fresh keys the party's noise: it is never recorded
+		}
 		lm.Prov.Privacy = []topic.PrivacySpend{{Party: cfg.ID, Epsilon: spent.Epsilon, Delta: spent.Delta, Unit: spent.Unit}}
 		path := cfg.Model
 		if path == "" {
@@ -250,32 +293,135 @@ func runParty(ctx context.Context, e *env, cfg *partyConfig, alg fed.Algorithm) 
 		}
 		fmt.Fprintf(e.stdout, "wrote %s\n", path)
 	}
+	unit := spent.Unit
+	if unit == "" {
+		unit = "document"
+	}
+	fmt.Fprintf(e.stdout, "%s: run %s done after %d rounds; privacy spent ε = %s, δ = %.3g per %s; the coordinator ended the run, exiting\n",
+		cfg.ID, cfg.Run, res.Rounds, fmtEps(spent.Epsilon), spent.Delta, unit)
 	return nil
 }
 
-// partyCorpus returns the party's corpus over the shared vocabulary and the
-// vocabulary: from the configured file, from an earlier vocabulary round,
-// or from a new one.
-func partyCorpus(ctx context.Context, e *env, cfg *partyConfig, seed uint64, ledger fed.Ledger, log *slog.Logger) (*corpus.Corpus, []string, error) {
-	vocabPath := cfg.Vocab
-	if vocabPath == "" {
-		vocabPath = filepath.Join(cfg.StateDir, "vocab.txt")
-		if _, err := os.Stat(vocabPath); errors.Is(err, fs.ErrNotExist) {
-			vocabPath = ""
+// partyPlan is what the run configured in path will cost the party, from
+// the configuration alone: the vocabulary round, if there is one, and the
+// algorithm's releases, at the document level, with the fields that set
+// them. An algorithm that releases something adds its part here.
+func partyPlan(path string, cfg *partyConfig, alg fed.Algorithm, params json.RawMessage) (privacyPlan, error) {
+	var parts []costPart
+	if cfg.Vocab == "" {
+		part, err := vocabRoundCost(cfg.VocabRound.params(), "vocab_round.epsilon")
+		if err != nil {
+			return privacyPlan{}, fmt.Errorf("%s: vocab_round: %w", path, err)
+		}
+		parts = append(parts, part)
+	}
+	if alg.Name == ftm.Name {
+		fc, err := ftm.ParseConfig(params)
+		if err != nil {
+			return privacyPlan{}, fmt.Errorf("%s: params: %w", path, err)
+		}
+		part, err := ftmCost(fc, "params.epsilon", "params.max_doc_tokens")
+		if err != nil {
+			return privacyPlan{}, fmt.Errorf("%s: params: %w", path, err)
+		}
+		if len(part.events) > 0 {
+			parts = append(parts, part)
 		}
 	}
-	if vocabPath != "" {
-		fixed, err := vocab.Load(vocabPath)
+	plan, err := newPrivacyPlan(cfg.Budget.Delta, parts...)
+	if err != nil {
+		return plan, fmt.Errorf("%s: %w", path, err)
+	}
+	return plan, nil
+}
+
+// printWait returns the party's OnWait: a line on w for every wait longer
+// than a moment, so a party never waits in silence. phase names the run's phase ("" for
+// training).
+func (cfg *partyConfig) printWait(w io.Writer, phase string) func(fed.PartyWait) {
+	if phase != "" {
+		phase += ": "
+	}
+	return func(pw fed.PartyWait) {
+		switch pw.Kind {
+		case fed.WaitJoined:
+			fmt.Fprintf(w, "%s: %sjoined run %s (%d parties); waiting for round %d\n", cfg.ID, phase, cfg.Run, pw.Parties, pw.Round)
+		case fed.WaitIdle:
+			fmt.Fprintf(w, "%s: %swaiting for round %d (%s so far; the coordinator waits for other parties)\n", cfg.ID, phase, pw.Round, pw.Waited.Round(time.Second))
+		case fed.WaitRetry:
+			if pw.Waited+pw.Retry < time.Second {
+				return // a coordinator between its phases, or a blip: say nothing yet
+			}
+			fmt.Fprintf(w, "%s: %sthe coordinator at %s does not answer (%v); retrying in %s, giving up in %s (give_up)\n",
+				cfg.ID, phase, cfg.Coordinator, pw.Err, pw.Retry.Round(time.Millisecond), pw.GiveUp.Round(time.Second))
+		}
+	}
+}
+
+// runError explains why the party's run ended early.
+func (cfg *partyConfig) runError(err error) error {
+	switch {
+	case errors.Is(err, fed.ErrRunStopped):
+		return fmt.Errorf("%s: the coordinator ended run %s without finishing it: %w", cfg.ID, cfg.Run, err)
+	case errors.Is(err, fed.ErrUnavailable):
+		giveUp := time.Duration(cfg.GiveUp)
+		if giveUp == 0 {
+			giveUp = fed.DefaultGiveUp
+		}
+		return fmt.Errorf("%s: gave up: the coordinator at %s did not answer for %s (give_up); start the party again with the same configuration to rejoin: %w", cfg.ID, cfg.Coordinator, giveUp, err)
+	}
+	return err
+}
+
+// localCorpus is a party's corpus as read, before the vocabulary round.
+type localCorpus struct {
+	docs  *corpus.Corpus
+	words []string // docs' vocabulary
+	// shared is set when words is the configured shared vocabulary file.
+	shared bool
+}
+
+// readPartyCorpus reads the party's corpus over the configured shared
+// vocabulary, or else over its own words (the vocabulary round maps it to
+// the federation's words, on every start alike).
+func readPartyCorpus(ctx context.Context, cfg *partyConfig) (localCorpus, error) {
+	if cfg.Vocab != "" {
+		fixed, err := vocab.Load(cfg.Vocab)
 		if err != nil {
-			return nil, nil, err
+			return localCorpus{}, err
 		}
 		c, _, _, err := vocab.Prepare(ctx, cfg.Corpus, cfg.Input, cfg.Tokenizer, vocab.BuildOptions{}, fixed)
 		if err != nil {
-			return nil, nil, err
+			return localCorpus{}, err
 		}
-		return c, fixed.Words(), nil
+		return localCorpus{docs: c, words: fixed.Words(), shared: true}, nil
 	}
 	all, tv, _, err := vocab.Prepare(ctx, cfg.Corpus, cfg.Input, cfg.Tokenizer, vocab.BuildOptions{}, nil)
+	if err != nil {
+		return localCorpus{}, err
+	}
+	return localCorpus{docs: all, words: tv.Words()}, nil
+}
+
+// partyCorpus returns the party's corpus over the shared vocabulary and the
+// vocabulary: local as it is when its vocabulary is the configured file,
+// else mapped to the result of the vocabulary round — of an earlier start,
+// kept in the state directory, or of a new round. A restarted party maps
+// the corpus exactly as its first start did, so it trains on the same
+// documents.
+func partyCorpus(ctx context.Context, e *env, cfg *partyConfig, local localCorpus, seed uint64, ledger fed.Ledger, log *slog.Logger) (*corpus.Corpus, []string, error) {
+	if local.shared {
+		return local.docs, local.words, nil
+	}
+	kept := filepath.Join(cfg.StateDir, "vocab.txt")
+	if v, err := vocab.Load(kept); err == nil {
+		fmt.Fprintf(e.stdout, "vocabulary round: done before the restart (%d words in the shared vocabulary)\n", v.Len())
+		c, err := sim.Remap(local.docs, local.words, v.Words())
+		return c, v.Words(), err
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, err
+	}
+	tv, err := vocab.New(local.words)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -286,7 +432,7 @@ func partyCorpus(ctx context.Context, e *env, cfg *partyConfig, seed uint64, led
 	} else {
 		noise = rng.Secure()
 	}
-	l, err := vocabround.NewLearner(p, docWords(all, tv), noise)
+	l, err := vocabround.NewLearner(p, docWords(local.docs, tv), noise)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -304,13 +450,14 @@ func partyCorpus(ctx context.Context, e *env, cfg *partyConfig, seed uint64, led
 		return nil, nil, err
 	}
 	defer conn.Close()
-	party, err := fed.NewParty(cfg.fedConfig(run, vocabround.Name, filepath.Join(cfg.StateDir, "vocabulary")), l, ledger, conn, fed.PartyOptions{Logger: log})
+	party, err := fed.NewParty(cfg.fedConfig(run, vocabround.Name, filepath.Join(cfg.StateDir, "vocabulary")), l, ledger, conn,
+		fed.PartyOptions{Logger: log, OnWait: cfg.printWait(e.stderr, "vocabulary round")})
 	if err != nil {
 		return nil, nil, err
 	}
 	res, err := party.Run(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("vocabulary round: %w", err)
+		return nil, nil, fmt.Errorf("vocabulary round: %w", cfg.runError(err))
 	}
 	words, err := vocabround.Decode(res.Final, p)
 	if err != nil {
@@ -320,10 +467,10 @@ func partyCorpus(ctx context.Context, e *env, cfg *partyConfig, seed uint64, led
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := v.Save(filepath.Join(cfg.StateDir, "vocab.txt")); err != nil {
+	if err := v.Save(kept); err != nil {
 		return nil, nil, err
 	}
 	fmt.Fprintf(e.stdout, "vocabulary round: %d words in the shared vocabulary\n", len(words))
-	c, err := sim.Remap(all, tv.Words(), words)
+	c, err := sim.Remap(local.docs, local.words, words)
 	return c, words, err
 }
