@@ -170,11 +170,15 @@ every update before aggregating it, checkpoints at every round boundary and
 resumes from its state directory after a crash. Without a shared vocabulary
 file it first runs the private vocabulary round.
 
-It writes OUT/run.jsonl (the same run record as fedtopic simulate), OUT/model
-and OUT/vocab.txt, and prints a line per round.
+It checks its configuration before it listens (mistakes are named by file
+and field), says who has joined and who is missing while it waits, prints a
+line per round, and after a restart says from which round it resumes. It
+writes OUT/run.jsonl (the same run record as fedtopic simulate; its summary
+counts the whole run across restarts), OUT/model and OUT/vocab.txt.
 
-The configuration file is YAML or JSON (.json); see fed/README.md for a
-complete three-party example on loopback:
+The configuration file is YAML or JSON (.json); docs/deploy.md has a
+complete three-party example on loopback for every algorithm (adlda, ftm,
+iFTM):
 
   run: demo                  # run id; parties must name the same
   algorithm: adlda
@@ -185,8 +189,8 @@ complete three-party example on loopback:
   state_dir: state/coordinator
   out: out
   tls: {ca: certs/ca.pem, cert: certs/coordinator.pem, key: certs/coordinator-key.pem}
-  vocab: vocab.txt           # or vocab_round: {epsilon: 4, delta: 1e-6, max_words_per_doc: 10}
-  params: {k: 20, rounds: 50}`,
+  vocab_round: {epsilon: 4, delta: 1.0e-6, max_words_per_doc: 1}   # or vocab: FILE
+  params: {k: 10, rounds: 50}`,
 		Example: `  fedtopic certs --out certs --parties p1,p2,p3
   fedtopic coordinator --config coordinator.yaml`,
 		Args: noArgs,
