@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,7 +21,6 @@ import (
 	"github.com/fedtopic/fedtopic/corpus"
 	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/fed/fedgrpc"
-	"github.com/fedtopic/fedtopic/ftm"
 	"github.com/fedtopic/fedtopic/internal/rng"
 	"github.com/fedtopic/fedtopic/privacy/accountant"
 	"github.com/fedtopic/fedtopic/sim"
@@ -304,8 +304,8 @@ func runParty(ctx context.Context, e *env, path string, cfg *partyConfig, alg fe
 
 // partyPlan is what the run configured in path will cost the party, from
 // the configuration alone: the vocabulary round, if there is one, and the
-// algorithm's releases, at the document level, with the fields that set
-// them. An algorithm that releases something adds its part here.
+// method's releases (its cost in the method table), at the document level,
+// with the configuration fields that set them.
 func partyPlan(path string, cfg *partyConfig, alg fed.Algorithm, params json.RawMessage) (privacyPlan, error) {
 	var parts []costPart
 	if cfg.Vocab == "" {
@@ -315,24 +315,31 @@ func partyPlan(path string, cfg *partyConfig, alg fed.Algorithm, params json.Raw
 		}
 		parts = append(parts, part)
 	}
-	if alg.Name == ftm.Name {
-		fc, err := ftm.ParseConfig(params)
+	m, err := lookupMethod(methods(), alg.Name)
+	if err != nil {
+		return privacyPlan{}, fmt.Errorf("%s: algorithm: %w", path, err)
+	}
+	if m.cost != nil {
+		ps, err := m.cost(params, configKnobs)
 		if err != nil {
 			return privacyPlan{}, fmt.Errorf("%s: params: %w", path, err)
 		}
-		part, err := ftmCost(fc, "params.epsilon", "params.max_doc_tokens")
-		if err != nil {
-			return privacyPlan{}, fmt.Errorf("%s: params: %w", path, err)
-		}
-		if len(part.events) > 0 {
-			parts = append(parts, part)
-		}
+		parts = append(parts, ps...)
 	}
 	plan, err := newPrivacyPlan(cfg.Budget.Delta, parts...)
 	if err != nil {
 		return plan, fmt.Errorf("%s: %w", path, err)
 	}
 	return plan, nil
+}
+
+// configKnobs names a method's settings as a deployment's configuration
+// file sets them: simulate's flag names as fields of params.
+func configKnobs(flag string) string {
+	if flag == "max-doc-length" {
+		return "params.max_doc_tokens"
+	}
+	return "params." + strings.ReplaceAll(flag, "-", "_")
 }
 
 // printWait returns the party's OnWait: a line on w for every wait longer
