@@ -101,7 +101,7 @@ type Config struct {
 	// Debias subtracts the expected noise mass of the privatized vectors,
 	// n_k·q·E[n̂ | survives] per word of a topic with n_k items, from the
 	// topic-word counts (clipped at zero), a post-processing
-	// (ALGORITHMS.md §1): DebiasDraw before every Dirichlet draw of Φ and
+	// (a post-processing; docs/methods.md): DebiasDraw before every Dirichlet draw of Φ and
 	// in the local model sent; DebiasOutput only in the local model sent
 	// (the sampler keeps the noisy counts, and a composed model received
 	// gets the party's expected noise floor added back before it serves as

@@ -25,7 +25,7 @@ import (
 	"github.com/fedtopic/fedtopic/vocab"
 )
 
-// experiment holds what every experiment of EVALUATION.md shares: the
+// experiment holds what every experiment (docs/experiments.md) shares: the
 // corpus and how it is prepared, the seed, the output and the resources.
 type experiment struct {
 	name         string
@@ -293,7 +293,7 @@ func (x *experiment) save(name string, m *topic.Model) error {
 func newExperimentCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "experiment e1|e2|e3|e4|dev",
-		Short: "Run the experiments of EVALUATION.md on a corpus and write JSON lines",
+		Short: "Run the experiments that check the papers' claims (docs/experiments.md) and write JSON lines",
 		Long: `experiment runs one of the experiments that check the papers' claims on real
 text, and writes one JSON line per measured model or round.
 
@@ -309,7 +309,7 @@ text, and writes one JSON line per measured model or round.
 
 The corpus is the WordNet glosses (python3 bench/wordnet_glosses.py > FILE,
 from Debian's wordnet-base) or any labelled JSONL corpus. Held-out
-likelihood is document-completion (EVALUATION.md).`,
+likelihood is document-completion (docs/experiments.md).`,
 	}
 	cmd.AddCommand(newE1Cmd(e), newE2Cmd(e), newE3Cmd(e), newE4Cmd(e), newDevCmd(e))
 	return cmd

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -98,7 +99,7 @@ func thetaExport(ctx context.Context, cf *corpusFlags, m *topic.Model, format, s
 	}
 	v, err := modelVocab(m)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("model vocabulary: %w", err)
 	}
 	docs, _, _, err := cf.load(ctx, tc, vocab.BuildOptions{}, v, log)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -62,7 +63,7 @@ dropped, and documents left empty are skipped and counted.`,
 			}
 			v, err := modelVocab(m)
 			if err != nil {
-				return err
+				return fmt.Errorf("%s: %w", model, err)
 			}
 			c, _, _, err := cf.load(ctx, tc, vocab.BuildOptions{}, v, e.stderr)
 			if err != nil {

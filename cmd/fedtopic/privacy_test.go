@@ -82,7 +82,7 @@ func TestPrivacyPCTDAsWritten(t *testing.T) {
 
 // TestPrivacyPCTDPerDocument checks the document-level lines of pctd: a
 // document of L words has L2 sensitivity at most L per iteration
-// (ALGORITHMS.md §2: sensitivity 1 per word occurrence), so by group
+// (PC-TD: sensitivity 1 per word occurrence), so by group
 // privacy a round is (L/σ)-GDP and T rounds are (L·√T/σ)-GDP, converted
 // with the analytic Gaussian formula — in the text and in --json.
 func TestPrivacyPCTDPerDocument(t *testing.T) {

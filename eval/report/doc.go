@@ -8,7 +8,7 @@
 // Sections, each left out when the runs hold nothing for it:
 //
 //   - Setup: algorithm, parties, rounds, K, V, seed, data, time, traffic.
-//   - Privacy statement (RELIABILITY.md L-7, after TensorFlow Privacy's
+//   - Privacy statement (docs/privacy.md, after TensorFlow Privacy's
 //     privacy statements): privacy unit, neighbouring relation, accountant,
 //     mechanisms, ε and δ per party, number of releases, what was and was
 //     never released.
@@ -24,7 +24,7 @@
 //   - Parties: data, participation, ε, traffic and model quality per party.
 //   - Topics: top words of the global model, the party topics each FTM
 //     topic merged, and each party's local model.
-//   - Experiments: any E1–E8 result files (EVALUATION.md), plotted and
+//   - Experiments: any E1–E8 result files (docs/experiments.md), plotted and
 //     tabulated.
 //
 // Plots are drawn by gonum.org/v1/plot into SVG with labelled axes and

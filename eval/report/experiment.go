@@ -16,7 +16,7 @@ import (
 )
 
 // experimentFile matches the result files of the experiments E1–E8 of
-// EVALUATION.md: e1.jsonl, E2.jsonl, e3-bytes.jsonl, e4_classify.jsonl.
+// docs/experiments.md: e1.jsonl, E2.jsonl, e3-bytes.jsonl, e4_classify.jsonl.
 var experimentFile = regexp.MustCompile(`^[eE]([1-8])([-_.][^/]*)?\.jsonl$`)
 
 // experiment is one experiment result file: JSON lines of flat objects.

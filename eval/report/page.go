@@ -177,7 +177,7 @@ func setupSection(runs []*run) section {
 	return s
 }
 
-// privacySection is each run's privacy statement (RELIABILITY.md L-7):
+// privacySection is each run's privacy statement (docs/privacy.md):
 // unit, neighbouring relation, accountant, ε and δ per party, number of
 // releases, and what was released.
 func privacySection(runs []*run) (section, error) {
@@ -1181,7 +1181,7 @@ func topWords(ws []topic.WordProb) string {
 	return strings.Join(parts, " · ")
 }
 
-// experimentInfo says what each experiment of EVALUATION.md shows.
+// experimentInfo says what each experiment (docs/experiments.md) shows.
 var experimentInfo = map[string]string{
 	"E1": "Data scarcity: three parties with unequal, non-IID data; the federated model against each party's own non-private model, on held-out likelihood (FTM Fig. 4, iFTM Fig. 5).",
 	"E2": "Privacy–utility grid over ε and the threshold τ (FTM Fig. 5, iFTM Fig. 6).",
