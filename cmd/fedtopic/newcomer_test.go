@@ -295,3 +295,27 @@ func TestHelpExamplesOnDemo(t *testing.T) {
 		t.Errorf("ran %d examples on the demo corpus; want train's and simulate's (at least 4)", ran)
 	}
 }
+
+// TestVocabularyRoundTooLittleText checks that a corpus too small for the
+// private vocabulary round is refused with the threshold and the flags that
+// help, and leaves nothing behind.
+func TestVocabularyRoundTooLittleText(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "fr.txt")
+	if err := os.WriteFile(in, []byte("Quelle heure est-il\u202f? Il est midi\nBonjour le monde\nLe chat dort\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	_, stderr, err := runCmd(t, "simulate", "--corpus", in, "--stopwords", "none", "--topics", "2", "--out", out)
+	if err == nil {
+		t.Fatalf("simulate on three short documents succeeded; want the vocabulary round refused")
+	}
+	for _, want := range []string{"reaches 5", "--vocab-epsilon", "--vocab FILE"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q; want it to contain %q", stderr, want)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a failed run left %s", out)
+	}
+}

@@ -272,7 +272,8 @@ docs/methods.md describes each algorithm and its defaults.`,
 				}
 				selected, rec, err := sim.SelectVocabulary(ctx, sc, vp, docs)
 				if err != nil {
-					return err
+					return fmt.Errorf("%w (%s; the smallest party has %d documents): give the parties more documents, raise --vocab-epsilon, or give a shared word list with --vocab FILE",
+						err, vocabThresholdNote(vp), slices.Min(docCounts(parts2)))
 				}
 				for i := range parts2 {
 					if parts2[i], err = sim.Remap(parts2[i], words, selected); err != nil {
@@ -551,4 +552,13 @@ func checkVocabSize(w io.Writer, v int, ks []int, vocabRound bool) error {
 			v, k, minWordsPerTopic, hint)
 	}
 	return nil
+}
+
+// docCounts returns the number of documents of each corpus.
+func docCounts(cs []*corpus.Corpus) []int {
+	n := make([]int, len(cs))
+	for i, c := range cs {
+		n[i] = c.NumDocs()
+	}
+	return n
 }
