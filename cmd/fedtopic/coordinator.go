@@ -23,7 +23,6 @@ import (
 
 	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/fed/fedgrpc"
-	"github.com/fedtopic/fedtopic/ftm"
 	"github.com/fedtopic/fedtopic/internal/atomicfile"
 	"github.com/fedtopic/fedtopic/privacy"
 	"github.com/fedtopic/fedtopic/sim"
@@ -273,27 +272,14 @@ func deployAlgorithm(path, name string) (fed.Algorithm, error) {
 // fedtopic simulate does (--max-doc-length): the field is required and
 // params.unit becomes "document".
 func setupParams(path string, alg fed.Algorithm, params map[string]any) (json.RawMessage, error) {
+	m, err := lookupMethod(methods(), alg.Name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: algorithm: %w", path, err)
+	}
+	if m.deploy != nil {
+		return m.deploy(path, params)
+	}
 	raw, err := json.Marshal(params)
-	if err != nil {
-		return nil, fmt.Errorf("%s: params: %w", path, err)
-	}
-	if alg.Name != ftm.Name {
-		return raw, nil
-	}
-	cfg, err := ftm.ParseConfig(raw)
-	if err != nil {
-		return nil, fmt.Errorf("%s: params: %w", path, err)
-	}
-	if !cfg.NoNoise {
-		switch {
-		case cfg.MaxDocTokens <= 0:
-			return nil, fmt.Errorf("%s: params.max_doc_tokens: required for ftm: a party's ledger counts privacy per document (as the vocabulary round does), so FTM's ε per word occurrence (params.epsilon) is counted over at most max_doc_tokens tokens per document, by group privacy; longer documents are truncated. Set it, for example max_doc_tokens: 30 (fedtopic simulate's default)", path)
-		case cfg.Unit != "" && cfg.Unit != ftm.UnitDocument:
-			return nil, fmt.Errorf("%s: params.unit: %q: a party's ledger counts privacy per document; leave unit out (FTM's spend is converted with params.max_doc_tokens)", path, cfg.Unit)
-		}
-		cfg.Unit = ftm.UnitDocument
-	}
-	raw, err = json.Marshal(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: params: %w", path, err)
 	}

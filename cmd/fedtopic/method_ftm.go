@@ -134,7 +134,35 @@ func ftmMethod() *method {
 			}
 			return ftm.ModelLDA
 		},
+		deploy: ftmDeployParams,
 	}
+}
+
+// ftmDeployParams completes FTM's params of a deployment's configuration
+// file as simulate does: with noise, params.max_doc_tokens is required and
+// the parties report per document (params.unit becomes "document").
+func ftmDeployParams(path string, params map[string]any) (json.RawMessage, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("%s: params: %w", path, err)
+	}
+	cfg, err := ftm.ParseConfig(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: params: %w", path, err)
+	}
+	if !cfg.NoNoise {
+		switch {
+		case cfg.MaxDocTokens <= 0:
+			return nil, fmt.Errorf("%s: params.max_doc_tokens: required for ftm: a party's ledger counts privacy per document (as the vocabulary round does), so FTM's ε per word occurrence (params.epsilon) is counted over at most max_doc_tokens tokens per document, by group privacy; longer documents are truncated. Set it, for example max_doc_tokens: %d (fedtopic simulate's default)", path, defaultMaxDocLength)
+		case cfg.Unit != "" && cfg.Unit != ftm.UnitDocument:
+			return nil, fmt.Errorf("%s: params.unit: %q: a party's ledger counts privacy per document; leave unit out (FTM's spend is converted with params.max_doc_tokens)", path, cfg.Unit)
+		}
+		cfg.Unit = ftm.UnitDocument
+	}
+	if raw, err = json.Marshal(cfg); err != nil {
+		return nil, fmt.Errorf("%s: params: %w", path, err)
+	}
+	return raw, nil
 }
 
 // params returns the JSON parameters and their provenance strings.

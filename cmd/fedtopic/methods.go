@@ -63,6 +63,11 @@ type method struct {
 	statement func(st *fed.Statement, params json.RawMessage, v int)
 	// model names the model family in the run record ("lda", "slda").
 	model func(params json.RawMessage) string
+	// deploy completes and checks a deployment's params (the
+	// configuration file's params map, read from path) the way params
+	// does for simulate: every party's ledger counts per document. nil:
+	// the params are used as given.
+	deploy func(path string, params map[string]any) (json.RawMessage, error)
 }
 
 // costKnobs names the settings that lower a method's cost as the user
