@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/fedtopic/fedtopic/fed"
-	"github.com/fedtopic/fedtopic/privacy"
 	"github.com/fedtopic/fedtopic/topic"
 )
 
@@ -25,10 +24,9 @@ type Aggregator struct {
 	parties []string
 	vocab   []string
 	seed    uint64
-	last    []*updateMsg // each party's latest local model, nil before its first
-	global  []Topic      // M* of the latest round
-	rounds  int          // rounds aggregated
-	spent   [][]privacy.Event
+	last    []*updateMsg     // each party's latest local model, nil before its first
+	global  []Topic          // M* of the latest round
+	rounds  int              // rounds aggregated
 	merges  []fed.TopicMerge // which topics M* of the latest round merged
 }
 
@@ -39,7 +37,7 @@ func NewAggregator(s fed.Setup) (*Aggregator, error) {
 		return nil, err
 	}
 	return &Aggregator{cfg: cfg, ks: ks, parties: s.Parties, vocab: s.Vocab, seed: s.Seed,
-		last: make([]*updateMsg, len(ks)), spent: make([][]privacy.Event, len(ks))}, nil
+		last: make([]*updateMsg, len(ks))}, nil
 }
 
 // setupConfig parses and checks the parameters of s and returns the
@@ -83,7 +81,6 @@ func (a *Aggregator) Aggregate(round int, updates []fed.Update) (fed.Step, error
 			return fed.Step{}, fmt.Errorf("ftm: round %d: party %s sent %d topics, want %d", round, u.ID, m.k, a.ks[u.Party])
 		}
 		a.last[u.Party] = &m
-		a.spent[u.Party] = append(a.spent[u.Party], u.Spent...)
 	}
 	// The topics of this round, in party order; a party that sent nothing
 	// this round contributes nothing.
@@ -196,15 +193,10 @@ func (a *Aggregator) Model() (*topic.Model, error) {
 	}
 	m.Prov = topic.Provenance{Method: "ftm", Params: a.cfg.params(), Seed: a.seed,
 		Iterations: a.cfg.LocalIterations, Rounds: a.rounds}
-	for p, evs := range a.spent {
-		var eps float64
-		for _, e := range evs {
-			eps += e.Epsilon * float64(max(e.Count, 1))
-		}
-		if len(evs) > 0 {
-			m.Prov.Privacy = append(m.Prov.Privacy, topic.PrivacySpend{Party: a.parties[p], Epsilon: eps, Unit: evs[0].Unit})
-		}
-	}
+	// The privacy the parties spent is not the aggregator's to state: the
+	// caller fills m.Prov.Privacy from the parties' accounting, which
+	// includes every release (the vocabulary round too) and survives a
+	// restart.
 	return m, nil
 }
 

@@ -319,3 +319,27 @@ func TestVocabularyRoundTooLittleText(t *testing.T) {
 		t.Errorf("a failed run left %s", out)
 	}
 }
+
+// TestModelProvenancePrivacy checks that a simulated model states each
+// party's whole spend once: the run's accounting, the vocabulary round
+// included, with no second, partial tally beside it.
+func TestModelProvenancePrivacy(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	if _, stderr, err := runCmd(t, "simulate", "--algorithm", "ftm", "--corpus", demoCorpus, "--topics", "5", "--rounds", "1", "--local-iterations", "2", "--seed", "3", "--out", out); err != nil {
+		t.Fatalf("simulate: %v; stderr:\n%s", err, stderr)
+	}
+	for _, path := range []string{"model", filepath.Join("parties", "p1.model")} {
+		m, err := topic.Load(filepath.Join(out, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Prov.Privacy) != 3 {
+			t.Fatalf("%s: provenance privacy %+v; want one entry for each of 3 parties", path, m.Prov.Privacy)
+		}
+		for _, ps := range m.Prov.Privacy {
+			if ps.Epsilon != 334 || ps.Unit != "document" || ps.Delta != 1e-6 {
+				t.Errorf("%s: %s spent ε = %v, δ = %v per %s; want 334, 1e-06 per document", path, ps.Party, ps.Epsilon, ps.Delta, ps.Unit)
+			}
+		}
+	}
+}

@@ -381,6 +381,7 @@ docs/methods.md describes each algorithm and its defaults.`,
 				m.Prov.Corpus = corpusDesc
 				m.Prov.Created = time.Now().UTC().Format(time.RFC3339)
 				m.Prov.Version = version
+				m.Prov.Privacy = nil // the run's accounting, every release included
 				for _, pe := range res.Summary.Epsilon {
 					m.Prov.Privacy = append(m.Prov.Privacy, topic.PrivacySpend{Party: pe.Party, Epsilon: pe.Epsilon, Delta: pe.Delta, Unit: pe.Unit})
 				}
