@@ -81,7 +81,7 @@ func flagKnobs(flag string) string { return "--" + flag }
 // can run. The list is built anew for each command, since a method's
 // flags are bound to its own variables.
 func methods() []*method {
-	return []*method{adldaMethod(), ftmMethod(), fedldaMethod(), pctdMethod()}
+	return []*method{adldaMethod(), ftmMethod(), fedldaMethod(), pctdMethod(), fednmfMethod()}
 }
 
 // federatedAlgorithms lists the algorithms simulate, coordinator and party

@@ -1,0 +1,269 @@
+package fednmf
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/fedtopic/fedtopic/fed"
+	"github.com/fedtopic/fedtopic/internal/rng"
+	"github.com/fedtopic/fedtopic/privacy"
+	"github.com/fedtopic/fedtopic/topic"
+)
+
+// Aggregator is FedNMF's server half. It initializes W (and the critic θ),
+// samples the clients of each round, sends them the model and the others a
+// skip message, and turns the sampled clients' deltas into the
+// pseudo-gradient
+//
+//	Δ = Σ_i (N_i / Σ_j N_j)·Δ_i                   (without DP)
+//	Δ = (Σ_i clip(Δ_i) + N(0, (z·S)²I)) / (C·n)   (DP-FedAvg)
+//
+// which the server optimizer applies. The optimizer's state is part of its
+// checkpoint.
+type Aggregator struct {
+	cfg     Config
+	parties []string
+	vocab   []string
+	seed    uint64
+	sh      shape
+	x       []float64 // W (V×K) then θ
+	opt     *serverOpt
+	round   int    // the open round
+	sel     []bool // clients sampled in the open round
+	noise   *privacy.Source
+	mech    *privacy.ContinuousGaussian
+}
+
+// NewAggregator returns the coordinator half for s.
+func NewAggregator(s fed.Setup) (*Aggregator, error) {
+	cfg, err := ParseConfig(s.Params)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.Parties) == 0 {
+		return nil, errors.New("fednmf: no clients")
+	}
+	if len(s.Vocab) == 0 {
+		return nil, errors.New("fednmf: empty vocabulary")
+	}
+	cfg = cfg.WithDefaults()
+	sh := shapeOf(cfg, len(s.Vocab))
+	a := &Aggregator{cfg: cfg, parties: s.Parties, vocab: s.Vocab, seed: s.Seed, sh: sh,
+		x: make([]float64, sh.n()), opt: newServerOpt(cfg, sh.n(), sh.v*sh.k)}
+	// W⁽⁰⁾ uniform with columns of expected unit L2 norm, the norm of a
+	// tf-idf document; θ⁽⁰⁾ as PyTorch initializes linear layers.
+	r := rng.Derive(s.Seed, "fednmf", "init")
+	scale := math.Sqrt(3 / float64(sh.v))
+	for i := range sh.v * sh.k {
+		a.x[i] = r.Float64() * scale
+	}
+	if sh.p > 0 {
+		critic{sh.v, sh.k}.init(r, a.x[sh.v*sh.k:])
+	}
+	if cfg.DP() {
+		if a.mech, err = privacy.NewContinuousGaussian(privacy.GaussianConfig{Sigma: cfg.NoiseMultiplier * cfg.Clip, Sensitivity: cfg.Clip, Unit: UnitClient}); err != nil {
+			return nil, fmt.Errorf("fednmf: %w", err)
+		}
+		if cfg.SecureNoise {
+			a.noise = privacy.NewSecureSource()
+		} else {
+			a.noise = privacy.NewSeededSource(s.Seed)
+		}
+	}
+	return a, nil
+}
+
+// sample draws the clients of round r: m = max(⌊C·n⌋, 1) without
+// replacement, or each with probability C under DP (Poisson sampling).
+func (a *Aggregator) sample(r int) []bool {
+	n := len(a.parties)
+	sel := make([]bool, n)
+	rr := rng.Derive(a.seed, "fednmf", "sample", r)
+	if a.cfg.DP() {
+		for i := range sel {
+			sel[i] = rr.Float64() < a.cfg.ClientFraction
+		}
+		return sel
+	}
+	for _, i := range rr.Perm(n)[:a.cfg.SampleSize(n)] {
+		sel[i] = true
+	}
+	return sel
+}
+
+// open starts round r: it samples the clients and builds the broadcasts.
+func (a *Aggregator) open(r int) fed.Step {
+	a.round, a.sel = r, a.sample(r)
+	st := fed.Step{Payload: encodeModel(a.sh, a.x), PerParty: make([][]byte, len(a.parties))}
+	skip := encodeSkip()
+	for i, s := range a.sel {
+		if !s {
+			st.PerParty[i] = skip
+		}
+	}
+	return st
+}
+
+// Init implements fed.Aggregator.
+func (a *Aggregator) Init() (fed.Step, error) { return a.open(1), nil }
+
+// Aggregate implements fed.Aggregator.
+func (a *Aggregator) Aggregate(round int, updates []fed.Update) (fed.Step, error) {
+	if round != a.round {
+		return fed.Step{}, fmt.Errorf("fednmf: aggregate round %d, but round %d is open", round, a.round)
+	}
+	n := a.sh.n()
+	sum := make([]float64, n)
+	var weight float64
+	for _, u := range updates {
+		if u.Party < 0 || u.Party >= len(a.sel) {
+			return fed.Step{}, fmt.Errorf("fednmf: round %d: update from party index %d outside the federation", round, u.Party)
+		}
+		up, err := decodeUpdate(u.Payload, a.sh)
+		if err != nil {
+			return fed.Step{}, fmt.Errorf("fednmf: round %d: party %s: %w", round, u.ID, err)
+		}
+		switch {
+		case up.delta == nil && a.sel[u.Party]:
+			return fed.Step{}, fmt.Errorf("fednmf: round %d: party %s was sampled but sent no update", round, u.ID)
+		case up.delta == nil:
+			continue
+		case !a.sel[u.Party]:
+			return fed.Step{}, fmt.Errorf("fednmf: round %d: party %s was not sampled but sent an update", round, u.ID)
+		}
+		w := 1.0
+		if !a.cfg.DP() {
+			w = float64(up.docs)
+		} else if norm := clipTo(up.delta, a.cfg.Clip); norm > a.cfg.Clip*(1+1e-9) {
+			return fed.Step{}, fmt.Errorf("fednmf: round %d: party %s: update of norm above the clip S = %v", round, u.ID, a.cfg.Clip)
+		}
+		weight += w
+		for i, d := range up.delta {
+			sum[i] += w * d
+		}
+	}
+	var st fed.Step
+	switch {
+	case a.cfg.DP():
+		noise := make([]float64, n)
+		a.mech.Fill(a.noise.Stream("fednmf", "round", round, "noise"), noise)
+		den := a.cfg.ClientFraction * float64(len(a.parties))
+		for i := range sum {
+			sum[i] = (sum[i] + noise[i]) / den
+		}
+		ev, _ := a.cfg.RoundEvent(UnitClient)
+		st.Spent = []privacy.Event{ev}
+		a.opt.step(a.x, sum)
+	case weight > 0:
+		for i := range sum {
+			sum[i] /= weight
+		}
+		a.opt.step(a.x, sum)
+	}
+	if round >= a.cfg.Rounds {
+		st.Payload, st.Done = encodeFinal(a.sh, a.x[:a.sh.v*a.sh.k]), true
+		return st, nil
+	}
+	next := a.open(round + 1)
+	next.Spent = st.Spent
+	return next, nil
+}
+
+// W returns a copy of the current W (V×K, row-major).
+func (a *Aggregator) W() []float64 { return append([]float64(nil), a.x[:a.sh.v*a.sh.k]...) }
+
+// Model implements fed.Modeler: the topics of the current W.
+func (a *Aggregator) Model() (*topic.Model, error) {
+	m, err := ModelOf(a.x[:a.sh.v*a.sh.k], a.sh.v, a.sh.k, a.vocab)
+	if err != nil {
+		return nil, err
+	}
+	m.Prov.Rounds = a.round
+	return m, nil
+}
+
+// aggMagic starts an Aggregator's checkpoint.
+const aggMagic = "fednmf-aggregator/1\x00"
+
+// MarshalBinary implements encoding.BinaryMarshaler: the open round, the
+// model and the server optimizer's moments. The sampling and the noise are
+// derived from the seed and the round, so they need no state.
+func (a *Aggregator) MarshalBinary() ([]byte, error) {
+	b := append([]byte(aggMagic), 0)
+	if a.opt.m != nil {
+		b[len(b)-1] = 1
+	}
+	b = binary.LittleEndian.AppendUint64(b, uint64(a.round))
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(a.x)))
+	b = appendFloats(b, a.x)
+	if a.opt.m != nil {
+		b = appendFloats(appendFloats(b, a.opt.m), a.opt.v)
+	}
+	if a.noise != nil {
+		ns, err := a.noise.MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, ns...)
+	}
+	return b, nil
+}
+
+// UnmarshalBinary implements encoding.BinaryUnmarshaler, restoring what
+// MarshalBinary wrote into an Aggregator built from the same setup.
+func (a *Aggregator) UnmarshalBinary(b []byte) error {
+	bad := func(what string) error { return fmt.Errorf("fednmf: aggregator state: %s", what) }
+	if len(b) < len(aggMagic)+17 || string(b[:len(aggMagic)]) != aggMagic {
+		return bad("wrong header")
+	}
+	b = b[len(aggMagic):]
+	hasMoments := b[0] == 1
+	if hasMoments != (a.opt.m != nil) {
+		return bad("server optimizer state does not match " + a.cfg.ServerOpt)
+	}
+	round := int(binary.LittleEndian.Uint64(b[1:]))
+	n := binary.LittleEndian.Uint64(b[9:])
+	if n != uint64(len(a.x)) {
+		return bad(fmt.Sprintf("model of %d entries, want %d", n, len(a.x)))
+	}
+	b = b[17:]
+	vecs := 1
+	if hasMoments {
+		vecs = 3
+	}
+	if len(b) < 8*vecs*len(a.x) {
+		return bad("truncated")
+	}
+	x, err := readFloats(b[:8*len(a.x)], len(a.x), a.sh.v*a.sh.k)
+	if err != nil {
+		return bad(err.Error())
+	}
+	b = b[8*len(a.x):]
+	var m, v []float64
+	if hasMoments {
+		if m, err = readFloats(b[:8*len(a.x)], len(a.x), 0); err != nil {
+			return bad(err.Error())
+		}
+		if v, err = readFloats(b[8*len(a.x):16*len(a.x)], len(a.x), len(a.x)); err != nil {
+			return bad(err.Error())
+		}
+		b = b[16*len(a.x):]
+	}
+	if a.noise != nil {
+		if err := a.noise.UnmarshalBinary(b); err != nil {
+			return bad(err.Error())
+		}
+	} else if len(b) != 0 {
+		return bad("trailing bytes")
+	}
+	if round < 1 {
+		return bad("round below 1")
+	}
+	a.x, a.round, a.sel = x, round, a.sample(round)
+	if hasMoments {
+		a.opt.m, a.opt.v = m, v
+	}
+	return nil
+}

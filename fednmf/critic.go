@@ -1,0 +1,291 @@
+package fednmf
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// critic is the shape of the MI critic T_θ(x, y) over a document's column
+// x ∈ ℝ^V and its topic weights y ∈ ℝ^K:
+//
+//	h₁ = relu(W1x·x + W1y·y + b1)   (Hidden1 units)
+//	h₂ = relu(W2·h₁ + b2)            (Hidden2 units)
+//	T  = w3·h₂ + b3
+//
+// θ is one flat slice, in this order: W1x as V rows of Hidden1 (row w is
+// word w's column of the first layer, so a sparse x reads only its words'
+// rows), W1y as K rows of Hidden1, b1, W2 as Hidden2 rows of Hidden1, b2,
+// w3, b3. The first layer is linear in (x, y), so W1x·x is computed once
+// per document and W1y·y once per topic vector, and a pair (x_j, y_j')
+// only adds the two: the B² pairs of a batch cost B²·Hidden1·Hidden2, not
+// B²·(V+K)·Hidden1.
+type critic struct{ v, k int }
+
+func (c critic) offW1y() int { return c.v * Hidden1 }
+func (c critic) offB1() int  { return c.offW1y() + c.k*Hidden1 }
+func (c critic) offW2() int  { return c.offB1() + Hidden1 }
+func (c critic) offB2() int  { return c.offW2() + Hidden2*Hidden1 }
+func (c critic) offW3() int  { return c.offB2() + Hidden2 }
+func (c critic) offB3() int  { return c.offW3() + Hidden2 }
+
+// size returns the number of parameters in θ.
+func (c critic) size() int { return c.offB3() + 1 }
+
+// criticSize returns the number of parameters of the critic for V words
+// and K topics.
+func criticSize(v, k int) int { return critic{v, k}.size() }
+
+// init fills theta with PyTorch's default initialization of a linear
+// layer: weights and biases uniform in ±1/√fan_in.
+func (c critic) init(r *rand.Rand, theta []float64) {
+	fill := func(s []float64, fanIn int) {
+		b := 1 / math.Sqrt(float64(fanIn))
+		for i := range s {
+			s[i] = (2*r.Float64() - 1) * b
+		}
+	}
+	fill(theta[:c.offW2()], c.v+c.k)
+	fill(theta[c.offW2():c.offW3()], Hidden1)
+	fill(theta[c.offW3():], Hidden2)
+}
+
+// smileWork holds one batch's activations and gradients; reused across
+// batches of at most its capacity.
+type smileWork struct {
+	b        int
+	ax, ay   []float64 // B×Hidden1: W1x·x_j, and W1y·y_j + b1
+	h1       []float64 // B²×Hidden1: relu(ax_j + ay_j'), then its gradient
+	h2       []float64 // B²×Hidden2: relu(W2·h1 + b2), then its gradient
+	t, gt    []float64 // B²: T and ∂Î/∂T
+	dax, day []float64 // B×Hidden1
+	gSmall   []float64 // ∂Î/∂θ without W1x (from W1y on)
+}
+
+func newSmileWork(c critic, b int) *smileWork {
+	return &smileWork{b: b,
+		ax: make([]float64, b*Hidden1), ay: make([]float64, b*Hidden1),
+		h1: make([]float64, b*b*Hidden1), h2: make([]float64, b*b*Hidden2),
+		t: make([]float64, b*b), gt: make([]float64, b*b),
+		dax: make([]float64, b*Hidden1), day: make([]float64, b*Hidden1),
+		gSmall: make([]float64, c.size()-c.offW1y()),
+	}
+}
+
+func general(rows, cols int, data []float64) blas64.General {
+	return blas64.General{Rows: rows, Cols: cols, Stride: cols, Data: data[:rows*cols]}
+}
+
+// smile returns the SMILE estimate (Eq. 2) on the batch of documents cols
+// of a, with topic vectors y (B×K row-major, row j for cols[j]):
+//
+//	Î = (1/B)·Σ_j T(x_j, y_j) − log( 1/(B(B−1)) · Σ_{j≠j'} clip(e^T(x_j, y_j'), e^−τ, e^τ) ).
+//
+// It leaves ∂Î/∂θ in ws (apply it with ascend) and writes ∂Î/∂y into gy
+// (B×K) unless gy is nil. The gradient of the clipped terms is zero where
+// the clip is active. Needs B ≥ 2.
+func (c critic) smile(theta []float64, a *Matrix, cols []int, y []float64, tau float64, ws *smileWork, gy []float64) float64 {
+	b := len(cols)
+	if b < 2 || b > ws.b {
+		panic("fednmf: smile: batch size outside [2, workspace]")
+	}
+	bb := b * b
+	w1y := theta[c.offW1y():c.offB1()]
+	b1 := theta[c.offB1():c.offW2()]
+	w2 := theta[c.offW2():c.offB2()]
+	b2 := theta[c.offB2():c.offW3()]
+	w3 := theta[c.offW3():c.offB3()]
+	b3 := theta[c.offB3()]
+
+	// First layer: once per document and once per topic vector.
+	ax, ay := ws.ax[:b*Hidden1], ws.ay[:b*Hidden1]
+	clear(ax)
+	for j, d := range cols {
+		rows, vals := a.Col(d)
+		dst := ax[j*Hidden1 : (j+1)*Hidden1]
+		for i, w := range rows {
+			src := theta[int(w)*Hidden1 : (int(w)+1)*Hidden1]
+			x := vals[i]
+			for u := range dst {
+				dst[u] += x * src[u]
+			}
+		}
+	}
+	for j := range b {
+		copy(ay[j*Hidden1:(j+1)*Hidden1], b1)
+	}
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, general(b, c.k, y), general(c.k, Hidden1, w1y), 1, general(b, Hidden1, ay))
+
+	// Pairs: p = j·B + j' pairs document j with topic vector j'.
+	h1 := ws.h1[:bb*Hidden1]
+	for j := range b {
+		xa := ax[j*Hidden1 : (j+1)*Hidden1]
+		for jj := range b {
+			ya := ay[jj*Hidden1 : (jj+1)*Hidden1]
+			dst := h1[(j*b+jj)*Hidden1 : (j*b+jj+1)*Hidden1]
+			for u := range dst {
+				dst[u] = max(xa[u]+ya[u], 0)
+			}
+		}
+	}
+	h2 := ws.h2[:bb*Hidden2]
+	for p := range bb {
+		copy(h2[p*Hidden2:(p+1)*Hidden2], b2)
+	}
+	blas64.Gemm(blas.NoTrans, blas.Trans, 1, general(bb, Hidden1, h1), general(Hidden2, Hidden1, w2), 1, general(bb, Hidden2, h2))
+	for i, v := range h2 {
+		if v < 0 {
+			h2[i] = 0
+		}
+	}
+	t := ws.t[:bb]
+	for p := range t {
+		t[p] = b3
+	}
+	blas64.Gemv(blas.NoTrans, 1, general(bb, Hidden2, h2), blas64.Vector{N: Hidden2, Inc: 1, Data: w3}, 1, blas64.Vector{N: bb, Inc: 1, Data: t})
+
+	// Value and ∂Î/∂T.
+	var pos float64
+	lse := math.Inf(-1)
+	for j := range b {
+		pos += t[j*b+j]
+		for jj := range b {
+			if jj != j {
+				lse = logAddExp(lse, clip(t[j*b+jj], tau))
+			}
+		}
+	}
+	pos /= float64(b)
+	val := pos - (lse - math.Log(float64(b*(b-1))))
+	gt := ws.gt[:bb]
+	for j := range b {
+		for jj := range b {
+			p := j*b + jj
+			switch {
+			case jj == j:
+				gt[p] = 1 / float64(b)
+			case t[p] > -tau && t[p] < tau:
+				gt[p] = -math.Exp(t[p] - lse)
+			default:
+				gt[p] = 0
+			}
+		}
+	}
+
+	// Backward.
+	g := ws.gSmall
+	clear(g)
+	base := c.offW1y()
+	gw1y := g[c.offW1y()-base : c.offB1()-base]
+	gb1 := g[c.offB1()-base : c.offW2()-base]
+	gw2 := g[c.offW2()-base : c.offB2()-base]
+	gb2 := g[c.offB2()-base : c.offW3()-base]
+	gw3 := g[c.offW3()-base : c.offB3()-base]
+	var gb3 float64
+	for _, v := range gt {
+		gb3 += v
+	}
+	g[c.offB3()-base] = gb3
+	blas64.Gemv(blas.Trans, 1, general(bb, Hidden2, h2), blas64.Vector{N: bb, Inc: 1, Data: gt}, 0, blas64.Vector{N: Hidden2, Inc: 1, Data: gw3})
+	// h2 becomes ∂Î/∂z2.
+	for p := range bb {
+		row := h2[p*Hidden2 : (p+1)*Hidden2]
+		gp := gt[p]
+		for o, v := range row {
+			if v > 0 {
+				row[o] = gp * w3[o]
+			} else {
+				row[o] = 0
+			}
+		}
+	}
+	for p := range bb {
+		row := h2[p*Hidden2 : (p+1)*Hidden2]
+		for o, v := range row {
+			gb2[o] += v
+		}
+	}
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, general(bb, Hidden2, h2), general(bb, Hidden1, h1), 0, general(Hidden2, Hidden1, gw2))
+	// h1 becomes ∂Î/∂z1, masked where relu was inactive (h1 = 0 there).
+	dz1 := h1
+	c.backFirst(h1, h2, w2, bb, dz1)
+	dax, day := ws.dax[:b*Hidden1], ws.day[:b*Hidden1]
+	clear(dax)
+	clear(day)
+	for j := range b {
+		xa := dax[j*Hidden1 : (j+1)*Hidden1]
+		for jj := range b {
+			src := dz1[(j*b+jj)*Hidden1 : (j*b+jj+1)*Hidden1]
+			ya := day[jj*Hidden1 : (jj+1)*Hidden1]
+			for u, v := range src {
+				xa[u] += v
+				ya[u] += v
+			}
+		}
+	}
+	for j := range b {
+		for u, v := range day[j*Hidden1 : (j+1)*Hidden1] {
+			gb1[u] += v
+		}
+	}
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, general(b, c.k, y), general(b, Hidden1, day), 0, general(c.k, Hidden1, gw1y))
+	if gy != nil {
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1, general(b, Hidden1, day), general(c.k, Hidden1, w1y), 0, general(b, c.k, gy))
+	}
+	return val
+}
+
+// backFirst writes ∂Î/∂z1 = (∂Î/∂z2 · W2) ⊙ [h1 > 0] over h1 in place,
+// one block of pairs at a time so that the mask is read before the row is
+// overwritten.
+func (c critic) backFirst(h1, dz2, w2 []float64, bb int, dz1 []float64) {
+	const block = 64
+	var tmp [block * Hidden1]float64
+	for p0 := 0; p0 < bb; p0 += block {
+		n := min(block, bb-p0)
+		out := tmp[:n*Hidden1]
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, general(n, Hidden2, dz2[p0*Hidden2:]), general(Hidden2, Hidden1, w2), 0, general(n, Hidden1, out))
+		for i, v := range out {
+			if h1[p0*Hidden1+i] > 0 {
+				dz1[p0*Hidden1+i] = v
+			} else {
+				dz1[p0*Hidden1+i] = 0
+			}
+		}
+	}
+}
+
+// ascend adds step·∂Î/∂θ, left in ws by the last smile call on the same
+// batch, to theta. W1x's gradient is sparse: only the rows of the batch's
+// words change.
+func (c critic) ascend(theta []float64, a *Matrix, cols []int, ws *smileWork, step float64) {
+	for j, d := range cols {
+		rows, vals := a.Col(d)
+		src := ws.dax[j*Hidden1 : (j+1)*Hidden1]
+		for i, w := range rows {
+			dst := theta[int(w)*Hidden1 : (int(w)+1)*Hidden1]
+			s := step * vals[i]
+			for u := range dst {
+				dst[u] += s * src[u]
+			}
+		}
+	}
+	rest := theta[c.offW1y():]
+	for i, v := range ws.gSmall {
+		rest[i] += step * v
+	}
+}
+
+func clip(t, tau float64) float64 { return min(max(t, -tau), tau) }
+
+func logAddExp(x, y float64) float64 {
+	if math.IsInf(x, -1) {
+		return y
+	}
+	if x < y {
+		x, y = y, x
+	}
+	return x + math.Log1p(math.Exp(y-x))
+}

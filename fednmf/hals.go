@@ -1,0 +1,206 @@
+package fednmf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+
+	"github.com/fedtopic/fedtopic/corpus"
+	"github.com/fedtopic/fedtopic/internal/rng"
+	"github.com/fedtopic/fedtopic/topic"
+)
+
+// hdiv guards HALS's division by a squared column norm: a column whose
+// norm is below it is left as it is (it is zero, and stays so).
+const hdiv = 1e-12
+
+// fitH sets h (N×K) to the non-negative least-squares weights of a's
+// documents with w (V×K) fixed, by iters sweeps of HALS (block coordinate
+// descent, Cichocki & Phan 2009) starting from h's current values. It is
+// the inference of NMF: H for new documents with W fixed.
+func fitH(a *Matrix, w []float64, k int, h []float64, iters int) {
+	wtw := make([]float64, k*k)
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, general(a.V, k, w), general(a.V, k, w), 0, general(k, k, wtw))
+	atw := make([]float64, a.N*k)
+	sparseAtW(a, w, k, atw)
+	for range iters {
+		for j := range a.N {
+			hj := h[j*k : (j+1)*k]
+			aj := atw[j*k : (j+1)*k]
+			for t := range k {
+				d := wtw[t*k+t]
+				if d < hdiv {
+					continue
+				}
+				var s float64
+				row := wtw[t*k : (t+1)*k]
+				for u, x := range hj {
+					s += row[u] * x
+				}
+				hj[t] = max(hj[t]+(aj[t]-s)/d, 0)
+			}
+		}
+	}
+}
+
+// sparseAtW sets out (N×K) to Aᵀ·W.
+func sparseAtW(a *Matrix, w []float64, k int, out []float64) {
+	clear(out)
+	for j := range a.N {
+		rows, vals := a.Col(j)
+		dst := out[j*k : (j+1)*k]
+		for i, wd := range rows {
+			src := w[int(wd)*k : (int(wd)+1)*k]
+			x := vals[i]
+			for t := range dst {
+				dst[t] += x * src[t]
+			}
+		}
+	}
+}
+
+// sparseAH sets out (V×K) to A·H.
+func sparseAH(a *Matrix, h []float64, k int, out []float64) {
+	clear(out)
+	for j := range a.N {
+		rows, vals := a.Col(j)
+		src := h[j*k : (j+1)*k]
+		for i, wd := range rows {
+			dst := out[int(wd)*k : (int(wd)+1)*k]
+			x := vals[i]
+			for t := range dst {
+				dst[t] += x * src[t]
+			}
+		}
+	}
+}
+
+// TrainConfig holds the parameters of centralized NMF.
+type TrainConfig struct {
+	K int `json:"k"`
+	// Iterations is the most HALS sweeps (each updates H, then W); default
+	// 200.
+	Iterations int `json:"iterations,omitempty"`
+	// Tol stops when an iteration lowers the objective by less than Tol
+	// times its value; default 1e-4, 0 < Tol. Negative means run every
+	// iteration.
+	Tol float64 `json:"tol,omitempty"`
+	// Features is tfidf (default) or counts.
+	Features string `json:"features,omitempty"`
+	Seed     uint64 `json:"seed"`
+}
+
+// Result is a factorization A ≈ W·Hᵀ.
+type Result struct {
+	V, K, N int
+	W       []float64 // V×K, row-major
+	H       []float64 // N×K, row-major: row j is document j's weights
+	// Objective is ½‖A − W·Hᵀ‖²_F after each iteration (scikit-learn's
+	// objective).
+	Objective []float64
+}
+
+// Model returns the topic model of r's W.
+func (r *Result) Model(vocab []string) (*topic.Model, error) { return ModelOf(r.W, r.V, r.K, vocab) }
+
+// Train factorizes the pooled document matrix of c by HALS (the
+// centralized NMF baseline). W and H start from scikit-learn's random
+// initialization, |N(0, 1)|·√(mean(A)/K), drawn from cfg.Seed.
+func Train(ctx context.Context, c *corpus.Corpus, cfg TrainConfig) (*Result, error) {
+	if cfg.K < 1 || cfg.K > MaxTopics {
+		return nil, fmt.Errorf("fednmf: train: k = %d, want 1 to %d", cfg.K, MaxTopics)
+	}
+	if cfg.Iterations < 0 {
+		return nil, fmt.Errorf("fednmf: train: iterations = %d, want ≥ 0", cfg.Iterations)
+	}
+	if cfg.Iterations == 0 {
+		cfg.Iterations = 200
+	}
+	if cfg.Tol == 0 {
+		cfg.Tol = 1e-4
+	}
+	if c == nil || c.NumDocs() == 0 {
+		return nil, errors.New("fednmf: train: no documents")
+	}
+	a, err := NewMatrix(c, cfg.Features)
+	if err != nil {
+		return nil, err
+	}
+	return TrainMatrix(ctx, a, cfg)
+}
+
+// TrainMatrix is Train on a document matrix.
+func TrainMatrix(ctx context.Context, a *Matrix, cfg TrainConfig) (*Result, error) {
+	k := cfg.K
+	res := &Result{V: a.V, K: k, N: a.N, W: make([]float64, a.V*k), H: make([]float64, a.N*k)}
+	var sum float64
+	for _, x := range a.Vals {
+		sum += x
+	}
+	scale := math.Sqrt(sum / float64(a.V) / float64(a.N) / float64(k))
+	r := rng.Derive(cfg.Seed, "fednmf", "train", "init")
+	for i := range res.H {
+		res.H[i] = math.Abs(r.NormFloat64()) * scale
+	}
+	for i := range res.W {
+		res.W[i] = math.Abs(r.NormFloat64()) * scale
+	}
+	w, h := res.W, res.H
+	wtw, hth := make([]float64, k*k), make([]float64, k*k)
+	atw, ah := make([]float64, a.N*k), make([]float64, a.V*k)
+	norm2 := a.Norm2()
+	prev := math.Inf(1)
+	for it := range cfg.Iterations {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("fednmf: train: iteration %d: %w", it, err)
+		}
+		// H: columns of Hᵀ, one topic at a time over all documents.
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, general(a.V, k, w), general(a.V, k, w), 0, general(k, k, wtw))
+		sparseAtW(a, w, k, atw)
+		halsColumns(h, atw, wtw, a.N, k)
+		// W.
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, general(a.N, k, h), general(a.N, k, h), 0, general(k, k, hth))
+		sparseAH(a, h, k, ah)
+		halsColumns(w, ah, hth, a.V, k)
+		// ½(‖A‖² − 2⟨W, AH⟩ + ⟨WᵀW, HᵀH⟩), with the new W.
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, general(a.V, k, w), general(a.V, k, w), 0, general(k, k, wtw))
+		var cross, quad float64
+		for i, x := range w {
+			cross += x * ah[i]
+		}
+		for i, x := range wtw {
+			quad += x * hth[i]
+		}
+		obj := max(0.5*(norm2-2*cross+quad), 0)
+		res.Objective = append(res.Objective, obj)
+		if cfg.Tol > 0 && prev-obj < cfg.Tol*prev {
+			break
+		}
+		prev = obj
+	}
+	return res, nil
+}
+
+// halsColumns updates the columns of x (n×K) one topic at a time:
+// x[:,t] ← max(0, x[:,t] + (b[:,t] − x·g[:,t]) / g[t,t]), the exact
+// minimizer of the objective in column t with the others fixed.
+func halsColumns(x, b, g []float64, n, k int) {
+	for t := range k {
+		d := g[t*k+t]
+		if d < hdiv {
+			continue
+		}
+		for i := range n {
+			row := x[i*k : (i+1)*k]
+			var s float64
+			for u, v := range row {
+				s += v * g[u*k+t]
+			}
+			row[t] = max(row[t]+(b[i*k+t]-s)/d, 0)
+		}
+	}
+}
