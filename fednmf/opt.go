@@ -17,11 +17,11 @@ import "math"
 // rule; Flower's FedAdam adds Adam's bias correction to η, which this
 // package does not).
 type serverOpt struct {
-	kind         string
-	lr, b1, b2   float64
-	tau          float64
-	m, v         []float64 // nil for FedAvg
-	wSize        int       // x[:wSize] is W, projected onto ≥ 0 after each step
+	kind       string
+	lr, b1, b2 float64
+	tau        float64
+	m, v       []float64 // nil for FedAvg
+	wSize      int       // x[:wSize] is W, projected onto ≥ 0 after each step
 }
 
 func newServerOpt(cfg Config, n, wSize int) *serverOpt {
