@@ -34,9 +34,9 @@ const (
 	DefaultK            = 10
 	DefaultAlphaSum     = 5.0 // α = DefaultAlphaSum/K
 	DefaultBeta         = 0.01
-	DefaultRounds       = 50
+	DefaultRounds       = 20
 	DefaultMechanism    = MechanismKRR
-	DefaultEpsilon      = 8.0
+	DefaultEpsilon      = 10.0
 	DefaultTruncation   = 0.05
 	DefaultGamma        = 1.0
 	DefaultSampleRatio  = 0.7
@@ -57,7 +57,7 @@ const MaxK = 1 << 14
 type Config struct {
 	// K is the number of topics; default 10.
 	K int `json:"k,omitempty"`
-	// Rounds is T, the number of iterations (one round each); default 50.
+	// Rounds is T, the number of iterations (one round each); default 20.
 	Rounds int `json:"rounds,omitempty"`
 	// Alpha is the symmetric document-topic prior; default 5/K.
 	Alpha float64 `json:"alpha,omitempty"`
@@ -66,7 +66,7 @@ type Config struct {
 	// Mechanism perturbs each sent tuple's word: rrp, krr, tkrr or none;
 	// default krr.
 	Mechanism string `json:"mechanism,omitempty"`
-	// Epsilon is ε per tuple; default 8. A user sends l tuples per
+	// Epsilon is ε per tuple; default 10. A user sends l tuples per
 	// iteration, so one iteration costs l·ε and the run T·l·ε per user.
 	Epsilon float64 `json:"epsilon,omitempty"`
 	// Truncation is δ ∈ (0, ½): the tail mass of each topic RRP never uses
