@@ -81,7 +81,7 @@ type Config struct {
 	// noise on every count (the paper's σ; the sensitivity of one word
 	// occurrence is 1); for VariantSSP the noise multiplier, the standard
 	// deviation of the noise on M_t divided by its sensitivity
-	// MaxDocTokens. Zero: calibrated from Epsilon.
+	// √MaxDocTokens. Zero: calibrated from Epsilon.
 	Sigma float64 `json:"sigma,omitempty"`
 	// Epsilon, when Sigma is zero, is the target ε over the whole run at
 	// Delta, per document (per word occurrence for VariantUnit with
@@ -106,10 +106,13 @@ type Config struct {
 	// clipped M before a topic is normalized (Eq. 11), so that no
 	// log p(w|z) is −∞; default DefaultBeta.
 	Beta float64 `json:"beta,omitempty"`
-	// MaxDocTokens, if positive, truncates longer documents (to whole
-	// units, at least one token) before anything is computed; required
-	// by VariantSSP and by Unit = UnitDocument, where it bounds the
-	// sensitivity of a document.
+	// MaxDocTokens, if positive, clips every document to its longest
+	// prefix whose word counts a_w satisfy Σ_w a_w² ≤ MaxDocTokens (so at
+	// most MaxDocTokens tokens, and all of them when they are distinct
+	// words) before anything is computed; required by VariantSSP and by
+	// Unit = UnitDocument, where it bounds the sensitivity of a document:
+	// MaxDocTokens for VariantUnit (group privacy over its tokens),
+	// √MaxDocTokens for VariantSSP.
 	MaxDocTokens int `json:"max_doc_tokens,omitempty"`
 	// Unit is the privacy unit of the events a party reports for
 	// VariantUnit: UnitWord (default, the paper's) or UnitDocument (group
@@ -304,20 +307,23 @@ func (c Config) withDefaults() Config {
 //   - VariantUnit, UnitDocument: MaxDocTokens (group privacy: the counts
 //     of a document of at most L tokens change by a vector of L2 norm at
 //     most L);
-//   - VariantSSP: MaxDocTokens (‖ΔM_t‖_F ≤ ‖a_d‖₂ ≤ L for the document's
-//     word-count vector a_d).
+//   - VariantSSP: √MaxDocTokens (‖ΔM_t‖_F ≤ ‖a_d‖₂ for the document's
+//     word-count vector a_d, and documents are clipped to ‖a_d‖₂² ≤ L).
 func (c Config) sensitivity() float64 {
-	if c.Variant == VariantUnit && c.Unit != UnitDocument {
-		return 1
+	switch {
+	case c.Variant == VariantSSP:
+		return math.Sqrt(float64(c.MaxDocTokens))
+	case c.Unit == UnitDocument:
+		return float64(c.MaxDocTokens)
 	}
-	return float64(c.MaxDocTokens)
+	return 1
 }
 
 // noiseStd returns the standard deviation of the noise actually added:
 // per count for VariantUnit, per entry of M_t for VariantSSP.
 func (c Config) noiseStd() float64 {
 	if c.Variant == VariantSSP {
-		return c.Sigma * float64(c.MaxDocTokens)
+		return c.Sigma * c.sensitivity()
 	}
 	return c.Sigma
 }
@@ -331,7 +337,7 @@ func (c Config) calibrate() float64 {
 	}
 	std := math.Sqrt(float64(c.Rounds)) * c.sensitivity() / mu
 	if c.Variant == VariantSSP {
-		return std / float64(c.MaxDocTokens)
+		return std / c.sensitivity()
 	}
 	return std
 }

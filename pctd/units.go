@@ -21,14 +21,17 @@ type units struct {
 func (us *units) numDocs() int  { return len(us.docUnit) - 1 }
 func (us *units) numUnits() int { return len(us.start) - 1 }
 
-// buildUnits cuts c into semantic units: each document is truncated to its
-// first maxTokens tokens (0: no limit), then each of its corpus units (the
+// buildUnits cuts c into semantic units: each document is clipped to its
+// longest prefix with Σ_w a_w² ≤ maxTokens for its word counts a_w (0: no
+// limit) — at most maxTokens tokens, all of them when they are distinct
+// words —, then each of its corpus units (the
 // whole document when the corpus has none) is cut into consecutive windows
 // of window tokens (0: kept whole). Words that repeat within a unit are
 // counted once with their count.
 func buildUnits(c *corpus.Corpus, window, maxTokens int) *units {
 	us := &units{docUnit: make([]int, 1, c.NumDocs()+1), start: []int{0}}
 	var scratch []int32
+	seen := map[int32]int{}
 	add := func(toks []int32) {
 		if len(toks) == 0 {
 			return
@@ -57,14 +60,28 @@ func buildUnits(c *corpus.Corpus, window, maxTokens int) *units {
 		} else {
 			spans = [][]int32{c.Doc(d)}
 		}
+		// The clip: the longest prefix whose word counts a_w satisfy
+		// Σ_w a_w² ≤ maxTokens (a word's k-th occurrence adds 2k − 1).
+		// It keeps at most maxTokens tokens, and bounds ‖a_d‖₂ by
+		// √maxTokens.
 		left := maxTokens
+		clear(seen)
 		for _, s := range spans {
 			if maxTokens > 0 {
-				if left <= 0 {
-					break
+				n := 0
+				for n < len(s) {
+					c := seen[s[n]]
+					if 2*c+1 > left {
+						break
+					}
+					left -= 2*c + 1
+					seen[s[n]] = c + 1
+					n++
 				}
-				s = s[:min(len(s), left)]
-				left -= len(s)
+				if n < len(s) {
+					left = 0
+				}
+				s = s[:n]
 			}
 			if window <= 0 {
 				add(s)
@@ -72,6 +89,9 @@ func buildUnits(c *corpus.Corpus, window, maxTokens int) *units {
 			}
 			for i := 0; i < len(s); i += window {
 				add(s[i:min(len(s), i+window)])
+			}
+			if maxTokens > 0 && left == 0 {
+				break
 			}
 		}
 		us.docUnit = append(us.docUnit, us.numUnits())

@@ -28,7 +28,7 @@ type pctdFlags struct {
 
 func (f *pctdFlags) register(fs *pflag.FlagSet) []string {
 	fs.StringVar(&f.variant, "variant", pctd.DefaultVariant, "pctd: ssp (Gaussian noise once per party and iteration on M_t; honest budgets) or unit (the paper's noise on every semantic unit's counts in every iteration)")
-	fs.Float64Var(&f.sigma, "sigma", 0, "pctd: the noise instead of --epsilon: with --variant unit the standard deviation on every count (the paper's 0.25), with ssp the noise multiplier (standard deviation on M_t / --max-doc-length)")
+	fs.Float64Var(&f.sigma, "sigma", 0, "pctd: the noise instead of --epsilon: with --variant unit the standard deviation on every count (the paper's 0.25), with ssp the noise multiplier (standard deviation on M_t / √--max-doc-length)")
 	fs.StringVar(&f.embeddings, "embeddings", "", "pctd: word2vec or GloVe text vectors for the word-relation step (fedtopic embed makes them); read by the coordinator")
 	fs.Float64Var(&f.relationTau, "relation-tau", pctd.DefaultRelTau, "pctd: τ, the weight of the word-relation step (with --embeddings)")
 	fs.StringVar(&f.noisePath, "noise-path", pctd.PathFast, "pctd: fast (exact in distribution, O(units·K²)) or literal (noise on all V entries of every unit, O(units·V·K); a reference for small vocabularies)")
@@ -174,9 +174,10 @@ func pctdStatement(st *fed.Statement, cfg pctd.Config) {
 	}
 	switch r.Variant {
 	case pctd.VariantSSP:
-		st.Released = append(st.Released, fmt.Sprintf("every iteration, each party's M_t = Σ_u N_u·r_uᵀ (V×K) computed from its exact counts, plus Gaussian noise of standard deviation %.4g on every entry (SSP variant: σ = %.4g × sensitivity %d)", r.NoiseStd(), r.Sigma, r.MaxDocTokens))
+		sens := math.Sqrt(float64(r.MaxDocTokens))
+		st.Released = append(st.Released, fmt.Sprintf("every iteration, each party's M_t = Σ_u N_u·r_uᵀ (V×K) computed from its exact counts, plus Gaussian noise of standard deviation %.4g on every entry (SSP variant: σ = %.4g × sensitivity √%d)", r.NoiseStd(), r.Sigma, r.MaxDocTokens))
 		st.Notes = append(st.Notes,
-			fmt.Sprintf("SSP variant: removing a document of at most %d tokens changes M_t by at most %d in Frobenius norm, so %d iterations are μ = √%d·%d/%.4g GDP per document", r.MaxDocTokens, r.MaxDocTokens, r.Rounds, r.Rounds, r.MaxDocTokens, r.NoiseStd()),
+			fmt.Sprintf("SSP variant: documents are clipped so that their word counts satisfy Σ a_w² ≤ %d (at most %d tokens); removing one changes M_t by at most √%d = %.4g in Frobenius norm, so %d iterations are μ = √%d·%.4g/%.4g = %.4g GDP per document", r.MaxDocTokens, r.MaxDocTokens, r.MaxDocTokens, sens, r.Rounds, r.Rounds, sens, r.NoiseStd(), math.Sqrt(float64(r.Rounds))*sens/r.NoiseStd()),
 			"the SSP variant protects documents (add or remove one): a word occurrence is protected only as part of its document")
 	default:
 		mu := math.Sqrt(float64(r.Rounds)) / r.Sigma
