@@ -48,7 +48,12 @@ func NewAggregator(s fed.Setup) (*Aggregator, error) {
 	if len(s.Vocab) == 0 {
 		return nil, errors.New("fednmf: empty vocabulary")
 	}
-	cfg = cfg.WithDefaults()
+	return newAggregator(cfg.WithDefaults(), s)
+}
+
+// newAggregator builds the server half for a config with defaults set.
+func newAggregator(cfg Config, s fed.Setup) (*Aggregator, error) {
+	var err error
 	sh := shapeOf(cfg, len(s.Vocab))
 	a := &Aggregator{cfg: cfg, parties: s.Parties, vocab: s.Vocab, seed: s.Seed, sh: sh,
 		x: make([]float64, sh.n()), opt: newServerOpt(cfg, sh.n(), sh.v*sh.k)}
@@ -147,12 +152,7 @@ func (a *Aggregator) Aggregate(round int, updates []fed.Update) (fed.Step, error
 	var st fed.Step
 	switch {
 	case a.cfg.DP():
-		noise := make([]float64, n)
-		a.mech.Fill(a.noise.Stream("fednmf", "round", round, "noise"), noise)
-		den := a.cfg.ClientFraction * float64(len(a.parties))
-		for i := range sum {
-			sum[i] = (sum[i] + noise[i]) / den
-		}
+		a.noisyMean(round, sum)
 		ev, _ := a.cfg.RoundEvent(UnitClient)
 		st.Spent = []privacy.Event{ev}
 		a.opt.step(a.x, sum)
@@ -169,6 +169,19 @@ func (a *Aggregator) Aggregate(round int, updates []fed.Update) (fed.Step, error
 	next := a.open(round + 1)
 	next.Spent = st.Spent
 	return next, nil
+}
+
+// noisyMean turns the sum of round's clipped updates into DP-FedAvg's
+// estimate of their mean: (sum + N(0, (z·S)²I)) / (C·n), with the fixed
+// denominator C·n, the expected number of sampled clients (McMahan et al.
+// 2018), so that the sensitivity to one client stays S/(C·n).
+func (a *Aggregator) noisyMean(round int, sum []float64) {
+	noise := make([]float64, len(sum))
+	a.mech.Fill(a.noise.Stream("fednmf", "round", round, "noise"), noise)
+	den := a.cfg.ClientFraction * float64(len(a.parties))
+	for i := range sum {
+		sum[i] = (sum[i] + noise[i]) / den
+	}
 }
 
 // W returns a copy of the current W (V×K, row-major).

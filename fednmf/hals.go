@@ -204,3 +204,20 @@ func halsColumns(x, b, g []float64, n, k int) {
 		}
 	}
 }
+
+// objective returns ½‖A − W·Hᵀ‖²_F.
+func objective(a *Matrix, w, h []float64, k int) float64 {
+	wtw, hth := make([]float64, k*k), make([]float64, k*k)
+	ah := make([]float64, a.V*k)
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, general(a.V, k, w), general(a.V, k, w), 0, general(k, k, wtw))
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, general(a.N, k, h), general(a.N, k, h), 0, general(k, k, hth))
+	sparseAH(a, h, k, ah)
+	var cross, quad float64
+	for i, x := range w {
+		cross += x * ah[i]
+	}
+	for i, x := range wtw {
+		quad += x * hth[i]
+	}
+	return max(0.5*(a.Norm2()-2*cross+quad), 0)
+}

@@ -1,10 +1,15 @@
 package fednmf
 
 import (
+	"errors"
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+
+	"github.com/fedtopic/fedtopic/corpus"
+	"github.com/fedtopic/fedtopic/fed"
+	"github.com/fedtopic/fedtopic/internal/rng"
 )
 
 // client is one client's half of the factorization: its document matrix
@@ -116,4 +121,39 @@ func (c *client) step(w, theta []float64, cols []int) float64 {
 		c.crit.ascend(theta, c.a, cols, c.ws, eta)
 	}
 	return sse
+}
+
+// TrainSGD is the centralized SGD baseline (NMF+SGD, and NMF+SGD+MI with
+// cfg.MILambda > 0): one client holding every document, trained for
+// cfg.Rounds × cfg.LocalEpochs epochs from the W and θ the coordinator of a
+// run with the same seed starts from. A one-client federation with
+// ClientFraction 1 and FedAvg follows the same path, so the two agree to
+// rounding. It returns W (V×K) and H (N×K).
+func TrainSGD(c *corpus.Corpus, vocab []string, cfg Config, seed uint64) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if c == nil || c.NumDocs() == 0 {
+		return nil, errors.New("fednmf: train sgd: no documents")
+	}
+	cfg = cfg.WithDefaults()
+	s := fed.Setup{Run: "sgd", Parties: []string{"all"}, Vocab: vocab, Seed: seed}
+	agg, err := newAggregator(cfg, s)
+	if err != nil {
+		return nil, err
+	}
+	a, err := NewMatrix(c, cfg.Features)
+	if err != nil {
+		return nil, err
+	}
+	cl := newClient(cfg, a)
+	nw := agg.sh.v * agg.sh.k
+	w, theta := agg.x[:nw], agg.x[nw:]
+	fitH(a, w, cfg.K, cl.h, initSweeps)
+	res := &Result{V: a.V, K: cfg.K, N: a.N, W: w, H: cl.h}
+	for r := 1; r <= cfg.Rounds; r++ {
+		cl.epochs(rng.Derive(seed, "fednmf", "party", "all", "round", r), w, theta, cfg.LocalEpochs)
+		res.Objective = append(res.Objective, objective(a, w, cl.h, cfg.K))
+	}
+	return res, nil
 }
