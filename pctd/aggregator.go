@@ -100,7 +100,7 @@ func InitialTopics(seed uint64, k, v int) []float64 {
 
 // Init implements fed.Aggregator: the first topics, drawn from the seed.
 func (a *Aggregator) Init() (fed.Step, error) {
-	a.phi = InitialTopics(a.seed, a.k, a.v)
+	a.phi = onWire(InitialTopics(a.seed, a.k, a.v), a.k, a.v)
 	return fed.Step{Payload: encodeModel(a.phi, a.k, a.v)}, nil
 }
 
@@ -121,12 +121,22 @@ func (a *Aggregator) Aggregate(round int, updates []fed.Update) (fed.Step, error
 		a.spent[u.Party] = append(a.spent[u.Party], u.Spent...)
 	}
 	if len(updates) > 0 {
-		a.phi = mStep(sum, a.k, a.v, a.cfg.Beta, a.rel, a.cfg.RelationTau)
+		a.phi = onWire(mStep(sum, a.k, a.v, a.cfg.Beta, a.rel, a.cfg.RelationTau), a.k, a.v)
 	}
 	a.rounds = round
 	step := fed.Step{Payload: encodeModel(a.phi, a.k, a.v)}
 	step.Done = round >= a.cfg.Rounds
 	return step, nil
+}
+
+// onWire returns phi as the parties decode it from a broadcast (float32,
+// renormalized), so that the coordinator's model is exactly theirs.
+func onWire(phi []float64, k, v int) []float64 {
+	out, err := decodeModel(encodeModel(phi, k, v), k, v)
+	if err != nil {
+		panic(fmt.Sprintf("pctd: topics do not survive their own encoding: %v", err))
+	}
+	return out
 }
 
 // mStep turns the summed M (V×K, word-major) into topics (K×V): negative
