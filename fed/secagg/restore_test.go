@@ -2,6 +2,7 @@ package secagg
 
 import (
 	"crypto/rand"
+	"errors"
 	"slices"
 	"testing"
 )
@@ -102,5 +103,29 @@ func TestStateRejectsCorruption(t *testing.T) {
 		if err := s.UnmarshalBinary(st[:len(st)-1]); err == nil {
 			t.Errorf("coordinator state %d truncated: UnmarshalBinary = nil error", i)
 		}
+	}
+}
+
+// TestImpersonationRefused checks that the coordinator refuses a reply
+// that names a sender other than the party it came from, and counts that
+// party as dropped.
+func TestImpersonationRefused(t *testing.T) {
+	p := testParams(3, 2, 4)
+	in := newInstance(t, p, randomInputs(p, 1), 1)
+	out, _ := in.server.Start()
+	replies := make([][]byte, 3)
+	for _, i := range out.To {
+		replies[i], _ = in.parties[i].Handle(out.For(i), nil)
+	}
+	replies[2] = replies[1] // party 2's channel carries party 1's keys
+	got, err := in.server.Collect(replies)
+	if err != nil {
+		t.Fatalf("Collect = %v", err)
+	}
+	if len(got.Rejected) != 1 || got.Rejected[0].Party != 2 || !errors.Is(got.Rejected[0].Err, ErrRefused) {
+		t.Errorf("Collect rejected %v; want party 2 with ErrRefused", got.Rejected)
+	}
+	if !slices.Equal(got.To, []int{0, 1}) {
+		t.Errorf("next stage addresses %v, want [0 1]", got.To)
 	}
 }
