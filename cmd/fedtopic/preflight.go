@@ -77,6 +77,12 @@ func ftmCost(cfg ftm.Config, knobs ...string) (costPart, error) {
 	return p, nil
 }
 
+// linearGroup reports whether a group's ε is the unit's ε times the group
+// size, as for pure ε-DP; Gaussian releases grow more slowly.
+func linearGroup(groupEps, unitEps float64, group int) bool {
+	return math.Abs(groupEps-unitEps*float64(group)) <= 1e-9*groupEps
+}
+
 // newPrivacyPlan composes parts as a party's ledger will, with δ the
 // budget's δ (at which Gaussian releases are converted).
 func newPrivacyPlan(delta float64, parts ...costPart) (privacyPlan, error) {
@@ -114,9 +120,13 @@ func (p privacyPlan) breakdown() string {
 	var s []string
 	for i, part := range p.parts {
 		c := p.costs[i]
-		if part.group > 0 {
+		switch {
+		case part.group > 0 && linearGroup(c.Epsilon, part.methodEpsilon, part.group):
 			s = append(s, fmt.Sprintf("%s per %s × %d words for %s", fmtEps(part.methodEpsilon), part.methodUnit, part.group, part.release))
-		} else {
+		case part.group > 0:
+			// Gaussian releases do not add up linearly over a group.
+			s = append(s, fmt.Sprintf("%s for %s (%s per %s; a document of at most %d)", fmtEps(c.Epsilon), part.release, fmtEps(part.methodEpsilon), part.methodUnit, part.group))
+		default:
 			s = append(s, fmt.Sprintf("%s for the %s", fmtEps(c.Epsilon), part.release))
 		}
 	}

@@ -425,8 +425,11 @@ func costTable(costs []fed.ReleaseCost) (table, bool) {
 	}
 	for _, c := range costs {
 		method := "—"
-		if c.MethodUnit != "" {
+		switch {
+		case c.MethodUnit != "" && math.Abs(c.Epsilon-c.MethodEpsilon*float64(c.GroupSize)) <= 1e-9*c.Epsilon:
 			method = fmt.Sprintf("ε = %s per %s × %d", formatEpsilon(c.MethodEpsilon), c.MethodUnit, c.GroupSize)
+		case c.MethodUnit != "":
+			method = fmt.Sprintf("ε = %s per %s; a document holds at most %d", formatEpsilon(c.MethodEpsilon), c.MethodUnit, c.GroupSize)
 		}
 		t.Rows = append(t.Rows, []string{c.Release, formatEpsilon(c.Epsilon), formatDelta(c.Delta), orDash(c.Unit), method})
 	}
