@@ -66,9 +66,13 @@ func checkTopicsSeparate(t *testing.T, m *topic.Model) {
 }
 
 func TestTrainRecoversTopics(t *testing.T) {
-	for _, model := range []string{"lda", "slda"} {
+	for _, model := range []string{"lda", "slda", "pctd"} {
 		t.Run(model, func(t *testing.T) {
-			path := trainThree(t, "--model", model)
+			args := []string{"--model", model}
+			if model == "pctd" {
+				args = append(args, "--iterations", "30") // EM iterations
+			}
+			path := trainThree(t, args...)
 			m, err := topic.Load(path)
 			if err != nil {
 				t.Fatalf("topic.Load(%s) = %v", path, err)

@@ -10,9 +10,13 @@ import (
 
 	"github.com/fedtopic/fedtopic/internal/rng"
 	"github.com/fedtopic/fedtopic/lda"
+	"github.com/fedtopic/fedtopic/pctd"
 	"github.com/fedtopic/fedtopic/topic"
 	"github.com/fedtopic/fedtopic/vocab"
 )
+
+// modelPCTD is train's --model for PC-TD's non-private EM.
+const modelPCTD = "pctd"
 
 func newTrainCmd(e *env) *cobra.Command {
 	var (
@@ -66,7 +70,11 @@ sweeps (--average; --average 1 takes the final state's alone).`,
 				return err
 			}
 			cfg.Seed = s
-			if err := cfg.Validate(); err != nil {
+			lc := cfg
+			if lc.Model == modelPCTD {
+				lc.Model = lda.ModelLDA // the shared checks; PC-TD's own come in pctd.Train
+			}
+			if err := lc.Validate(); err != nil {
 				return usageError{err}
 			}
 			if err := bo.Validate(); err != nil {
@@ -93,12 +101,30 @@ sweeps (--average; --average 1 takes the final state's alone).`,
 			}
 
 			// The samplers report progress in tokens, SentenceLDA too.
-			bar := newProgress(e.stderr, int64(cfg.Iterations)*int64(c.NumTokens()), "sampling", " tokens")
 			start := time.Now()
-			m, err := lda.Train(ctx, c, cfg, func(iter, done int) { bar.Set(int64(done)) })
-			bar.Done()
-			if err != nil {
-				return err
+			var m *topic.Model
+			if cfg.Model == modelPCTD {
+				// PC-TD's EM without noise: the paper's "single party"
+				// and "centralized" baselines.
+				if !cmd.Flags().Changed("iterations") {
+					cfg.Iterations = pctd.DefaultRounds
+				}
+				bar := newProgress(e.stderr, int64(cfg.Iterations), "EM", " iterations")
+				m, err = pctd.Train(ctx, c, v.Words(), pctd.Config{Topics: cfg.K, Rounds: cfg.Iterations, Beta: cfg.Beta}, s,
+					func(iter int, _ *topic.Model) error { bar.Set(int64(iter)); return nil })
+				bar.Done()
+				if err != nil {
+					return err
+				}
+				m.Prov.Params = map[string]string{"model": modelPCTD, "iterations": strconv.Itoa(cfg.Iterations)}
+				m.Prov.Params["average"] = "1"
+			} else {
+				bar := newProgress(e.stderr, int64(cfg.Iterations)*int64(c.NumTokens()), "sampling", " tokens")
+				m, err = lda.Train(ctx, c, cfg, func(iter, done int) { bar.Set(int64(done)) })
+				bar.Done()
+				if err != nil {
+					return err
+				}
 			}
 			elapsed := time.Since(start)
 
@@ -116,6 +142,9 @@ sweeps (--average; --average 1 takes the final state's alone).`,
 			}
 			rate := float64(cfg.Iterations) * float64(c.NumTokens()) / elapsed.Seconds()
 			estimate := "Φ of the final state"
+			if cfg.Model == modelPCTD {
+				estimate = "EM's final p(w|z)"
+			}
 			if a := m.Prov.Params["average"]; a != "1" {
 				estimate = "Φ averaged over the last " + a + " sweeps"
 			}
@@ -128,7 +157,7 @@ sweeps (--average; --average 1 takes the final state's alone).`,
 	cf.register(fs, "training text")
 	fs.IntVarP(&cfg.K, "topics", "k", 0, "number of topics K (required)")
 	fs.IntVar(&cfg.Iterations, "iterations", 1000, "sampler sweeps over the corpus")
-	fs.StringVar(&cfg.Model, "model", lda.ModelLDA, "lda, or slda (SentenceLDA: one topic per sentence)")
+	fs.StringVar(&cfg.Model, "model", lda.ModelLDA, "lda, slda (SentenceLDA: one topic per sentence) or pctd (PC-TD's EM over windows of 3 words without noise: the baseline of --algorithm pctd; --iterations counts EM iterations, default 20)")
 	fs.StringVar(&cfg.Sampler, "sampler", lda.SamplerMH, "mh (parallel: a collapsed AD-LDA burn-in, then the partially collapsed chain; exact draws in short documents, O(1) Metropolis-Hastings steps in long ones) or gibbs (exact collapsed Gibbs, O(K) per token, one core)")
 	fs.Float64Var(&cfg.Alpha, "alpha", 0, "symmetric document-topic prior per topic (default 5/K)")
 	fs.Float64Var(&cfg.Beta, "beta", 0, "symmetric topic-word prior (default 0.01)")
