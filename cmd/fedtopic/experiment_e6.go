@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -262,7 +261,11 @@ func (x *experiment) fedlda(ctx context.Context, cfg fedlda.Config, evalEvery in
 		if err := x.emit(line); err != nil {
 			return 0, err
 		}
-		fmt.Fprintf(x.log, "e6: %s %s %s: iteration %d: perplexity %.1f\n", d.Mechanism, d.Sampler, strings.TrimSpace(fmt.Sprint(extra["parameter"], extra["value"])), round, perp)
+		what := d.Mechanism + " " + d.Sampler
+		if p, ok := extra["parameter"]; ok {
+			what += fmt.Sprintf(", %s = %v", p, extra["value"])
+		}
+		fmt.Fprintf(x.log, "e6: %s: iteration %d: perplexity %.1f\n", what, round, perp)
 	}
 	return perp, nil
 }
