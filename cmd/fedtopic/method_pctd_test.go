@@ -57,6 +57,7 @@ func TestSimulatePCTD(t *testing.T) {
 	}
 	_, unitDoc := pctdPrivacyTotals(t, "--sigma", "0.1", "--iterations", "8", "--max-doc-length", "10", "--delta", "1e-5")
 	unitWord, _ := pctdPrivacyTotals(t, "--sigma", "0.1", "--iterations", "8", "--delta", "1e-5")
+	_, sspDoc := pctdPrivacyTotals(t, "--variant", "ssp", "--sigma", "0.5", "--iterations", "8", "--max-doc-length", "10", "--delta", "1e-5")
 	tests := []struct {
 		name     string
 		args     []string
@@ -64,6 +65,7 @@ func TestSimulatePCTD(t *testing.T) {
 		wantWord float64 // per word occurrence in the statement; 0: none
 	}{
 		{name: "SSP at ε = 30", wantEps: 30, args: []string{"--epsilon", "30", "--max-doc-length", "10"}},
+		{name: "SSP at a noise multiplier", wantEps: sspDoc, args: []string{"--sigma", "0.5", "--max-doc-length", "10"}},
 		{name: "paper's mechanism", wantEps: unitDoc, wantWord: unitWord,
 			args: []string{"--variant", "unit", "--sigma", "0.1", "--max-doc-length", "10", "--budget-epsilon", "1e9"}},
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fedtopic/fedtopic/pctd"
 	"github.com/fedtopic/fedtopic/privacy"
 	"github.com/fedtopic/fedtopic/privacy/accountant"
 )
@@ -203,9 +204,10 @@ nothing more. A document of L words costs L·ε by group privacy.`,
 
 func newPrivacyPCTDCmd(e *env) *cobra.Command {
 	var (
-		pf    privacyFlags
-		sigma float64
-		iters int
+		pf      privacyFlags
+		sigma   float64
+		iters   int
+		variant string
 	)
 	cmd := &cobra.Command{
 		Use:   "pctd --sigma SIGMA --iterations T [--delta DELTA]",
@@ -214,9 +216,16 @@ func newPrivacyPCTDCmd(e *env) *cobra.Command {
 iteration. Each iteration is a Gaussian mechanism with L2 sensitivity 1 per
 word occurrence, so T iterations are exactly (√T/σ)-GDP; the report converts
 that to (ε, δ) with the analytic Gaussian formula. A document of L words has
-L2 sensitivity at most L, so it is (L·√T/σ)-GDP.`,
+L2 sensitivity at most L, so it is (L·√T/σ)-GDP.
+
+With --variant ssp (fedtopic's default for simulate --algorithm pctd) the
+noise is added once per party and iteration to M_t instead, documents are
+clipped so that Σ_w a_w² ≤ L (--max-doc-length), and one document changes
+M_t by at most √L: with --sigma the noise multiplier z (the noise's
+standard deviation over √L), T iterations are (√T/z)-GDP per document.`,
 		Example: `  fedtopic privacy pctd --sigma 5 --iterations 10 --delta 1e-5
-  fedtopic privacy pctd --target-epsilon 3 --iterations 10 --delta 1e-5`,
+  fedtopic privacy pctd --target-epsilon 3 --iterations 10 --delta 1e-5
+  fedtopic privacy pctd --variant ssp --target-epsilon 10 --iterations 20 --max-doc-length 30`,
 		Args: privacyNoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := pf.check(); err != nil {
@@ -227,6 +236,13 @@ L2 sensitivity at most L, so it is (L·√T/σ)-GDP.`,
 			}
 			if !(pf.delta > 0 && pf.delta < 1) {
 				return usagef("--delta %v: want δ in (0, 1)", pf.delta)
+			}
+			switch variant {
+			case pctd.VariantUnit:
+			case pctd.VariantSSP:
+				return privacyPCTDSSP(e, pf, sigma, iters)
+			default:
+				return usagef("--variant %q: want unit or ssp", variant)
 			}
 			rep := &privacyReport{Method: "pctd", Mechanism: privacy.MechanismGaussian, Parameters: map[string]any{"iterations": iters, "delta": pf.delta}}
 			if pf.target != 0 {
@@ -259,10 +275,49 @@ L2 sensitivity at most L, so it is (L·√T/σ)-GDP.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.Float64Var(&sigma, "sigma", 0, "σ: standard deviation of the Gaussian noise on each count")
+	fs.Float64Var(&sigma, "sigma", 0, "σ: standard deviation of the Gaussian noise on each count (--variant ssp: the noise multiplier)")
 	fs.IntVar(&iters, "iterations", 0, "T: federated EM iterations (each adds fresh noise)")
+	fs.StringVar(&variant, "variant", pctd.VariantUnit, "unit (the paper: noise on every unit's counts) or ssp (noise once on M_t per party and iteration)")
 	pf.register(cmd, "δ to convert the Gaussian guarantee to (ε, δ)", 1e-5)
 	return cmd
+}
+
+// privacyPCTDSSP reports PC-TD's sufficient-statistics variant from the
+// events pctd.Config states for it, so the report and a run agree.
+func privacyPCTDSSP(e *env, pf privacyFlags, sigma float64, iters int) error {
+	if pf.maxDocLength < 1 {
+		return usagef("--variant ssp needs --max-doc-length: documents are clipped to it, which bounds their sensitivity")
+	}
+	cfg := pctd.Config{Variant: pctd.VariantSSP, Rounds: iters, MaxDocTokens: pf.maxDocLength, Delta: pf.delta, Unit: pctd.UnitDocument, Sigma: sigma}
+	rep := &privacyReport{Method: "pctd", Mechanism: privacy.MechanismGaussian,
+		Parameters: map[string]any{"variant": pctd.VariantSSP, "iterations": iters, "delta": pf.delta, "max_doc_length": pf.maxDocLength}}
+	if pf.target != 0 {
+		cfg.Sigma, cfg.Epsilon = 0, pf.target
+	}
+	ev, err := cfg.Events()
+	if err != nil {
+		return usageError{err}
+	}
+	if len(ev) == 0 {
+		return usagef("--sigma %v: want a positive noise multiplier (or --target-epsilon)", sigma)
+	}
+	z := ev[0].Sigma / ev[0].Sensitivity
+	if pf.target != 0 {
+		rep.Calibration = &privacyCalibration{TargetEpsilon: pf.target, Delta: pf.delta, Unit: pctd.UnitDocument, Parameter: "sigma", Value: z}
+	}
+	rep.Parameters["sigma"] = z
+	one := ev[0]
+	one.Count = 1
+	c1, err := accountant.Compose([]privacy.Event{one}, pf.delta)
+	if err != nil {
+		return err
+	}
+	ct, err := accountant.Compose(ev, pf.delta)
+	if err != nil {
+		return err
+	}
+	rep.Costs = append(rep.Costs, costOf("round", pctd.UnitDocument, c1), costOf("total", pctd.UnitDocument, ct))
+	return writePrivacyReport(e.stdout, rep, pf.asJSON)
 }
 
 // addRounds appends the per-round and total costs of rounds releases of ev
