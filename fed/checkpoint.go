@@ -15,8 +15,9 @@ const (
 )
 
 // checkpointMeta is the JSON part of a checkpoint. The blobs that follow are
-// the aggregator's state, the broadcast payload and, for each entry of
-// PerParty that is true, that party's own broadcast.
+// the aggregator's state, the broadcast payload, for each entry of
+// PerParty that is true, that party's own broadcast and, when SecAgg is
+// set, the state of the secure aggregation protocol of the open round.
 type checkpointMeta struct {
 	Run       string       `json:"run"`
 	Algorithm string       `json:"algorithm"`
@@ -25,6 +26,15 @@ type checkpointMeta struct {
 	Done      bool         `json:"done"`
 	PerParty  []bool       `json:"per_party,omitempty"`
 	Last      *RoundRecord `json:"last,omitempty"`
+	SecAgg    *secAggMeta  `json:"secagg,omitempty"`
+}
+
+// secAggMeta locates an unfinished secure round: its attempt and the
+// stages collected so far.
+type secAggMeta struct {
+	Round   int `json:"round"`
+	Attempt int `json:"attempt"`
+	Stages  int `json:"stages"`
 }
 
 // persist writes the coordinator's state at a round boundary: committed
@@ -49,6 +59,17 @@ func (c *Coordinator) persist() error {
 		if b != nil {
 			blobs = append(blobs, b)
 		}
+	}
+	if c.sa != nil {
+		// Called from Run's goroutine, the only one that touches the
+		// protocol's state.
+		sa, err := c.sa.srv.MarshalBinary()
+		if err != nil {
+			c.mu.Unlock()
+			return fmt.Errorf("fed: checkpoint: secure aggregation: %w", err)
+		}
+		meta.SecAgg = &secAggMeta{Round: c.round, Attempt: c.attempt, Stages: c.sa.stages}
+		blobs = append(blobs, sa)
 	}
 	data, err := encodeState(checkpointKind, checkpointVersion, &meta, blobs...)
 	c.mu.Unlock()
@@ -84,6 +105,9 @@ func (c *Coordinator) restore(data []byte) error {
 			want++
 		}
 	}
+	if meta.SecAgg != nil {
+		want++
+	}
 	if len(blobs) != want || len(meta.PerParty) > len(c.cfg.Parties) {
 		return fmt.Errorf("%w: %d sections, want %d", ErrCheckpoint, len(blobs), want)
 	}
@@ -99,6 +123,12 @@ func (c *Coordinator) restore(data []byte) error {
 			next++
 		}
 		step.PerParty = append(step.PerParty, b)
+	}
+	if sa := meta.SecAgg; sa != nil {
+		if c.cfg.SecureAggregation == nil || sa.Round != meta.Committed+1 || sa.Attempt < 1 || sa.Stages < 0 || sa.Stages > 3 {
+			return fmt.Errorf("%w: secure aggregation state of round %d attempt %d stage %d does not fit this run", ErrCheckpoint, sa.Round, sa.Attempt, sa.Stages)
+		}
+		c.resume = &secureResume{round: sa.Round, attempt: sa.Attempt, stages: sa.Stages, state: slices.Clone(blobs[next])}
 	}
 	c.bcast, c.committed, c.round, c.last = step, meta.Committed, meta.Committed, meta.Last
 	if meta.Done {

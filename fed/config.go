@@ -75,6 +75,11 @@ type CoordinatorConfig struct {
 	// boundary; a coordinator started on it resumes the run. Empty: no
 	// checkpoints (simulation).
 	StateDir string `json:"state_dir,omitempty" yaml:"state_dir,omitempty"`
+	// SecureAggregation, if set, runs every round under secure
+	// aggregation: the coordinator learns only the sum of the surviving
+	// parties' updates, and the quorum is its threshold. The algorithm
+	// must declare its update a vector of sums (SumAggregator, SumLearner).
+	SecureAggregation *SecureAggregation `json:"secure_aggregation,omitempty" yaml:"secure_aggregation,omitempty"`
 }
 
 // Validate reports every problem with c.
@@ -97,6 +102,11 @@ func (c *CoordinatorConfig) Validate() error {
 	if c.MaxAttempts < 0 {
 		errs = append(errs, fmt.Errorf("fed: coordinator config: max_attempts = %d < 0", c.MaxAttempts))
 	}
+	if err := c.SecureAggregation.validate(len(c.Parties)); err != nil {
+		errs = append(errs, fmt.Errorf("fed: coordinator config: %w", err))
+	} else if t := c.SecureAggregation.threshold(); t > 0 && c.MinParties != 0 && c.MinParties != t {
+		errs = append(errs, fmt.Errorf("fed: coordinator config: min_parties = %d, but with secure aggregation the quorum is its threshold %d", c.MinParties, t))
+	}
 	for _, d := range []struct {
 		name string
 		v    Duration
@@ -110,6 +120,9 @@ func (c *CoordinatorConfig) Validate() error {
 
 // quorum returns the effective MinParties.
 func (c *CoordinatorConfig) quorum() int {
+	if t := c.SecureAggregation.threshold(); t > 0 {
+		return t
+	}
 	if c.MinParties == 0 {
 		return len(c.Parties)
 	}
@@ -162,6 +175,10 @@ type PartyConfig struct {
 	// GiveUp is how long the coordinator may stay unreachable before the
 	// party stops with an error. Default DefaultGiveUp.
 	GiveUp Duration `json:"give_up,omitzero" yaml:"give_up,omitempty"`
+	// SecureAggregation must match the coordinator's: the party takes part
+	// in secure aggregation with this threshold, and refuses a run
+	// configured otherwise (as the coordinator refuses the party).
+	SecureAggregation *SecureAggregation `json:"secure_aggregation,omitempty" yaml:"secure_aggregation,omitempty"`
 }
 
 // Validate reports every problem with c.
@@ -185,6 +202,9 @@ func (c *PartyConfig) Validate() error {
 	}
 	if c.Parties < 0 {
 		errs = append(errs, fmt.Errorf("fed: party config: parties = %d < 0", c.Parties))
+	}
+	if sa := c.SecureAggregation; sa != nil && sa.Threshold < 1 {
+		errs = append(errs, fmt.Errorf("fed: party config: secure_aggregation: threshold %d < 1", sa.Threshold))
 	}
 	return errors.Join(errs...)
 }

@@ -32,6 +32,10 @@ const (
 	CrashMidCollection                         // the first reply has been accepted
 	CrashAfterAggregate                        // aggregated, checkpoint not yet written
 	CrashAfterPersist                          // checkpoint durable, next round not yet broadcast
+	// CrashAfterSecureStage: with secure aggregation, a stage's replies
+	// were collected and the checkpoint holding the protocol's state is
+	// durable; the next stage's requests are not yet sent.
+	CrashAfterSecureStage
 )
 
 // String returns the crash point's name.
@@ -45,6 +49,8 @@ func (p CrashPoint) String() string {
 		return "after-aggregate"
 	case CrashAfterPersist:
 		return "after-persist"
+	case CrashAfterSecureStage:
+		return "after-secure-stage"
 	}
 	return "unknown"
 }
@@ -146,6 +152,11 @@ type Coordinator struct {
 	tokens       *rand.Rand
 	stopped      string // why Run ended the run for good; "" if it did not
 	toldStop     []bool // parties that were told the run stopped
+
+	sum    SumAggregator // the aggregator, with secure aggregation; nil without
+	spec   SumSpec       // its vector, with secure aggregation
+	sa     *secureStage  // the open stage of a secure round; nil otherwise
+	resume *secureResume // an unfinished secure round loaded from the checkpoint
 }
 
 // NewCoordinator returns a coordinator for cfg. With a state directory it
@@ -183,6 +194,11 @@ func NewCoordinator(cfg CoordinatorConfig, agg Aggregator, val Validator, opts C
 	}
 	if c.tokens == nil {
 		c.tokens = rng.Secure()
+	}
+	if cfg.SecureAggregation != nil {
+		if err := c.setupSecure(); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.StateDir != "" {
 		if _, ok := agg.(encoding.BinaryMarshaler); !ok {
@@ -420,6 +436,9 @@ func (p *progress) snapshotLocked() Waiting {
 		if p.round == 0 {
 			here = c.status[i].live()
 		} else {
+			if !c.addressedLocked(i) {
+				continue // dropped from the secure round's stages
+			}
 			here = c.replies[i].answered()
 			if !here && c.status[i] == Exhausted {
 				continue // refused earlier; not waited for
@@ -464,8 +483,11 @@ func (c *Coordinator) linger(ctx context.Context) {
 // playRound plays one attempt at the next round. It reports whether the run
 // is done.
 func (c *Coordinator) playRound(ctx context.Context) (bool, error) {
+	if c.sum != nil {
+		return c.playSecureRound(ctx)
+	}
 	start := time.Now()
-	r, attempt := c.open()
+	r, attempt, _ := c.open(nil)
 	c.log.Info("round open", "round", r, "attempt", attempt)
 	if err := c.crash(CrashAfterRoundStart, r); err != nil {
 		return false, err
@@ -494,6 +516,13 @@ func (c *Coordinator) playRound(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, &RoundError{Round: r, Attempt: attempt, Err: fmt.Errorf("aggregate: %w", err)}
 	}
+	return c.commit(r, attempt, step, rec, start, len(updates))
+}
+
+// commit makes step the outcome of round r: it checkpoints, then opens
+// the next round's broadcast (or the final one) to the parties. It reports
+// whether the run is done.
+func (c *Coordinator) commit(r, attempt int, step Step, rec RoundRecord, start time.Time, replied int) (bool, error) {
 	if err := c.crash(CrashAfterAggregate, r); err != nil {
 		return false, err
 	}
@@ -519,7 +548,7 @@ func (c *Coordinator) playRound(ctx context.Context) (bool, error) {
 	c.signalLocked()
 	c.mu.Unlock()
 	rec.Step = &step
-	c.log.Info("round committed", "round", r, "attempt", attempt, "replied", len(updates), "dropped", rec.Dropped, "duration", rec.Duration)
+	c.log.Info("round committed", "round", r, "attempt", attempt, "replied", replied, "dropped", rec.Dropped, "duration", rec.Duration)
 	c.emit(rec)
 	return step.Done, nil
 }
@@ -569,21 +598,34 @@ func (c *Coordinator) whyMissing(deadline bool) string {
 }
 
 // open starts the next attempt of the round after the last committed one.
-func (c *Coordinator) open() (round, attempt int) {
+// With secure aggregation, stage (called under the lock with the round and
+// attempt) returns the attempt's first stage, which opens with it.
+func (c *Coordinator) open(stage func(round, attempt int) (*secureStage, error)) (round, attempt int, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.round != c.committed+1 {
 		c.round, c.attempt = c.committed+1, 0
 	}
 	c.attempt++
-	c.token = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, c.tokens.Uint64()), c.tokens.Uint64())
+	if stage != nil {
+		if c.sa, err = stage(c.round, c.attempt); err != nil {
+			return c.round, c.attempt, err
+		}
+	}
+	c.newTokenLocked()
 	clear(c.replies)
 	clear(c.rejoined)
 	c.rejected = nil
 	c.traffic = newTraffic(c.cfg.Parties)
 	c.phase = phaseCollecting
 	c.signalLocked()
-	return c.round, c.attempt
+	return c.round, c.attempt, nil
+}
+
+// newTokenLocked draws the token replies to the open round (or stage)
+// must echo.
+func (c *Coordinator) newTokenLocked() {
+	c.token = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, c.tokens.Uint64()), c.tokens.Uint64())
 }
 
 // collect waits until the open round is complete or its deadline passes
@@ -638,8 +680,12 @@ func (c *Coordinator) updatesLocked() int {
 // expected, or so many parties are out of budget that the quorum cannot be
 // met.
 func (c *Coordinator) completeLocked() bool {
-	answered, pending, capable := 0, 0, 0
+	answered, pending, capable, addressed := 0, 0, 0, 0
 	for i, s := range c.status {
+		if !c.addressedLocked(i) {
+			continue
+		}
+		addressed++
 		switch {
 		case c.replies[i].answered():
 			answered++
@@ -651,7 +697,7 @@ func (c *Coordinator) completeLocked() bool {
 		}
 	}
 	switch {
-	case answered == len(c.status), capable < c.quorum:
+	case answered == addressed, capable < c.quorum:
 		return true
 	}
 	return pending == 0 && c.updatesLocked() >= c.quorum
@@ -781,6 +827,9 @@ func (c *Coordinator) Join(ctx context.Context, req *JoinRequest) (*JoinReply, e
 	if req.Algorithm != c.cfg.Algorithm {
 		return nil, fmt.Errorf("fed: party %s runs %q, the federation %q: %w", req.Party, req.Algorithm, c.cfg.Algorithm, ErrAlgorithmMismatch)
 	}
+	if t := c.cfg.SecureAggregation.threshold(); req.SecureThreshold != t {
+		return nil, fmt.Errorf("fed: party %s: %s, the federation %s: %w", req.Party, secureWords(req.SecureThreshold), secureWords(t), ErrAlgorithmMismatch)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.phase == phaseStopped {
@@ -791,7 +840,8 @@ func (c *Coordinator) Join(ctx context.Context, req *JoinRequest) (*JoinReply, e
 	if c.phase == phaseCollecting {
 		round = c.round
 	}
-	return &JoinReply{Run: c.cfg.Run, Algorithm: c.cfg.Algorithm, Parties: len(c.cfg.Parties), Round: round}, nil
+	return &JoinReply{Run: c.cfg.Run, Algorithm: c.cfg.Algorithm, Parties: len(c.cfg.Parties), Round: round,
+		SecureThreshold: c.cfg.SecureAggregation.threshold(), Index: i}, nil
 }
 
 // Next implements Protocol. It returns the open round's task if the party
@@ -824,8 +874,14 @@ func (c *Coordinator) Next(ctx context.Context, req *TaskRequest) (*Task, error)
 			c.mu.Unlock()
 			return t, nil
 		case phaseCollecting:
-			if !c.replies[i].answered() {
+			if !c.replies[i].answered() && c.addressedLocked(i) {
 				t := &Task{Run: c.cfg.Run, Round: c.round, Attempt: c.attempt, Token: slices.Clone(c.token), Broadcast: c.bcast.broadcastFor(i)}
+				if c.sa != nil {
+					t.SecAgg = c.sa.out.For(i)
+					if c.sa.stages > 0 {
+						t.Broadcast = nil // the party learnt from it in the first stage
+					}
+				}
 				c.mu.Unlock()
 				return t, nil
 			}
@@ -854,12 +910,19 @@ func (c *Coordinator) Submit(ctx context.Context, s *Submission) (*Receipt, erro
 	}
 	c.mu.Lock()
 	err = c.admissibleLocked(i, s)
+	secure := c.sa != nil
 	c.mu.Unlock()
 	if err != nil {
 		c.log.Info("reply refused", "party", s.Party, "round", s.Round, "reason", err)
 		return nil, err
 	}
-	if s.Refusal == "" {
+	if secure && s.Refusal == "" {
+		// The protocol checks the reply itself when the stage is collected;
+		// the coordinator never sees an individual update to validate.
+		if max := SecAggMaxMessage(len(c.cfg.Parties), c.spec.Len); len(s.Payload) > max {
+			return nil, c.reject(i, s.Round, fmt.Errorf("secure aggregation reply of %d bytes > %d: %w", len(s.Payload), max, ErrTooLarge))
+		}
+	} else if s.Refusal == "" {
 		if max := c.val.MaxUpdateSize(); len(s.Payload) > max {
 			return nil, c.reject(i, s.Round, fmt.Errorf("update of %d bytes > %d: %w", len(s.Payload), max, ErrTooLarge))
 		}
@@ -896,6 +959,8 @@ func (c *Coordinator) admissibleLocked(i int, s *Submission) error {
 		return fmt.Errorf("fed: round %d: token of another attempt or run: %w", s.Round, ErrStaleRound)
 	case c.replies[i].answered():
 		return fmt.Errorf("fed: round %d: party %s already replied: %w", s.Round, s.Party, ErrDuplicate)
+	case !c.addressedLocked(i):
+		return fmt.Errorf("fed: round %d: party %s dropped out of this secure aggregation: %w", s.Round, s.Party, ErrStaleRound)
 	}
 	return nil
 }

@@ -33,6 +33,10 @@ type JoinRequest struct {
 	Party     string
 	Algorithm string // the algorithm the party is configured for
 	Protocol  int    // ProtocolVersion of the party
+	// SecureThreshold is the party's secure aggregation threshold t, or 0
+	// when it is configured without secure aggregation. The coordinator
+	// refuses a party whose setting differs from its own.
+	SecureThreshold int
 }
 
 // JoinReply tells a party about the run it joined.
@@ -41,6 +45,11 @@ type JoinReply struct {
 	Algorithm string
 	Parties   int // size of the federation
 	Round     int // the round now open (0 before the first)
+	// SecureThreshold is the federation's secure aggregation threshold t,
+	// or 0 without secure aggregation.
+	SecureThreshold int
+	// Index is the party's position in the federation's party list.
+	Index int
 }
 
 // TaskRequest asks the coordinator for the party's next piece of work. It
@@ -60,6 +69,11 @@ type Task struct {
 	Token     []byte // TokenSize bytes; a reply must echo it
 	Broadcast []byte
 	Done      bool
+	// SecAgg, with secure aggregation, is the request of the round's
+	// current stage in package secagg's encoding; the party answers it in
+	// Submission.Payload. Broadcast is set only with the first stage's
+	// request (the setup), which is when the party learns.
+	SecAgg []byte
 }
 
 // Idle reports whether t carries no work: the party should ask again.
@@ -105,13 +119,14 @@ type Service interface {
 // Validate checks that r is well formed.
 func (r *JoinRequest) Validate() error {
 	return errors.Join(checkID("run", r.Run), checkID("party", r.Party), checkID("algorithm", r.Algorithm),
-		checkRange("protocol", r.Protocol, 1, math.MaxInt32))
+		checkRange("protocol", r.Protocol, 1, math.MaxInt32), checkRange("secure threshold", r.SecureThreshold, 0, math.MaxInt32))
 }
 
 // Validate checks that r is well formed.
 func (r *JoinReply) Validate() error {
 	return errors.Join(checkID("run", r.Run), checkID("algorithm", r.Algorithm),
-		checkRange("parties", r.Parties, 1, math.MaxInt32), checkRange("round", r.Round, 0, math.MaxInt32))
+		checkRange("parties", r.Parties, 1, math.MaxInt32), checkRange("round", r.Round, 0, math.MaxInt32),
+		checkRange("secure threshold", r.SecureThreshold, 0, r.Parties), checkRange("index", r.Index, 0, r.Parties-1))
 }
 
 // Validate checks that r is well formed.
@@ -125,8 +140,11 @@ func (t *Task) Validate() error {
 		checkRange("attempt", t.Attempt, 0, math.MaxInt32)}
 	switch {
 	case t.Done:
+		if len(t.SecAgg) != 0 {
+			errs = append(errs, fmt.Errorf("%w: final task carries a secure aggregation request", ErrInvalidMessage))
+		}
 	case t.Round == 0:
-		if t.Attempt != 0 || len(t.Token) != 0 || len(t.Broadcast) != 0 {
+		if t.Attempt != 0 || len(t.Token) != 0 || len(t.Broadcast) != 0 || len(t.SecAgg) != 0 {
 			errs = append(errs, fmt.Errorf("%w: idle task carries a round", ErrInvalidMessage))
 		}
 	default:

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"math/rand/v2"
+
 	"github.com/fedtopic/fedtopic/privacy"
 )
 
@@ -27,6 +29,10 @@ type PartyOptions struct {
 	// (every poll timeout of the coordinator), and before every pause
 	// between retries of a call the coordinator did not answer.
 	OnWait func(PartyWait)
+	// Noise is the source of distributed noise under secure aggregation
+	// (SumSpec.Sigma). Nil: a generator keyed from crypto/rand. A seeded
+	// source makes a simulation reproducible.
+	Noise *rand.Rand
 }
 
 // WaitKind tells what a party is waiting for.
@@ -54,6 +60,7 @@ type PartyWait struct {
 type PartyRound struct {
 	Round    int             `json:"round"`
 	Attempt  int             `json:"attempt"`
+	Stage    string          `json:"stage,omitempty"`  // the secure aggregation request answered, if any
 	Resent   bool            `json:"resent,omitempty"` // the cached bytes of an earlier try were resent
 	Bytes    int             `json:"bytes"`            // payload size
 	Spent    []privacy.Event `json:"spent,omitempty"`  // charged to the ledger (zero when resent)
@@ -83,6 +90,9 @@ type Party struct {
 	running atomic.Bool
 	next    int       // the round the party expects next, for OnWait
 	idle    time.Time // since when the party has had no work
+	index   int       // the party's index in the federation
+	parties int       // the federation's size
+	secure  *securePart
 }
 
 // NewParty returns a party that reaches the coordinator through conn. The
@@ -141,7 +151,8 @@ func (p *Party) Run(ctx context.Context) (*PartyResult, error) {
 		return nil, errors.New("fed: party: Run called twice")
 	}
 	jr, err := retry(ctx, p, func(ctx context.Context) (*JoinReply, error) {
-		return p.conn.Join(ctx, &JoinRequest{Run: p.cfg.Run, Party: p.cfg.ID, Algorithm: p.cfg.Algorithm, Protocol: ProtocolVersion})
+		return p.conn.Join(ctx, &JoinRequest{Run: p.cfg.Run, Party: p.cfg.ID, Algorithm: p.cfg.Algorithm, Protocol: ProtocolVersion,
+			SecureThreshold: p.cfg.SecureAggregation.threshold()})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("fed: party %s: join: %w", p.cfg.ID, err)
@@ -149,6 +160,10 @@ func (p *Party) Run(ctx context.Context) (*PartyResult, error) {
 	if p.cfg.Parties > 0 && jr.Parties != p.cfg.Parties {
 		return nil, fmt.Errorf("fed: party %s: run %s has %d parties, but the party was set up for %d: %w", p.cfg.ID, jr.Run, jr.Parties, p.cfg.Parties, ErrAlgorithmMismatch)
 	}
+	if t := p.cfg.SecureAggregation.threshold(); jr.SecureThreshold != t {
+		return nil, fmt.Errorf("fed: party %s: run %s runs %s, the party %s: %w", p.cfg.ID, jr.Run, secureWords(jr.SecureThreshold), secureWords(t), ErrAlgorithmMismatch)
+	}
+	p.index, p.parties = jr.Index, jr.Parties
 	p.log.Info("joined", "run", jr.Run, "parties", jr.Parties, "round", jr.Round)
 	p.next = max(jr.Round, 1)
 	if p.cache != nil {
@@ -193,7 +208,19 @@ func (p *Party) wait(w PartyWait) {
 
 // play answers one task.
 func (p *Party) play(ctx context.Context, task *Task) error {
-	sub, pr, refused, err := p.prepare(ctx, task)
+	var sub *Submission
+	var pr PartyRound
+	var refused, err error
+	switch secure := p.cfg.SecureAggregation != nil; {
+	case secure != (len(task.SecAgg) > 0):
+		return fmt.Errorf("fed: party %s: round %d: the coordinator runs %s, the party %s: %w", p.cfg.ID, task.Round,
+			map[bool]string{true: "secure aggregation", false: "no secure aggregation"}[len(task.SecAgg) > 0],
+			map[bool]string{true: "secure aggregation", false: "no secure aggregation"}[secure], ErrAlgorithmMismatch)
+	case secure:
+		sub, pr, refused, err = p.prepareSecure(ctx, task)
+	default:
+		sub, pr, refused, err = p.prepare(ctx, task)
+	}
 	if err != nil {
 		return err
 	}
@@ -238,41 +265,24 @@ func (p *Party) prepare(ctx context.Context, task *Task) (sub *Submission, pr Pa
 		}
 	}
 	refuse := func(err error) (*Submission, PartyRound, error, error) {
-		p.log.Warn("refusing round", "round", task.Round, "reason", err)
-		sub.Refusal = err.Error()
-		if len(sub.Refusal) > maxRefusalLen {
-			sub.Refusal = sub.Refusal[:maxRefusalLen]
-		}
-		sub.Refusal = strings.ToValidUTF8(sub.Refusal, "?")
+		p.refusal(sub, task.Round, err)
 		return sub, pr, err, nil
 	}
-	if pl, ok := p.learner.(Planner); ok && p.ledger != nil {
-		plan, err := pl.Plan(task.Round)
-		if err != nil {
-			return nil, pr, nil, fmt.Errorf("fed: party %s: round %d: plan: %w", p.cfg.ID, task.Round, err)
+	if err := p.checkPlan(task.Round); err != nil {
+		if errors.Is(err, ErrBudgetExhausted) {
+			return refuse(err)
 		}
-		if err := p.ledger.Check(plan); err != nil {
-			if errors.Is(err, ErrBudgetExhausted) {
-				return refuse(err)
-			}
-			return nil, pr, nil, fmt.Errorf("fed: party %s: round %d: ledger: %w", p.cfg.ID, task.Round, err)
-		}
+		return nil, pr, nil, err
 	}
 	step, err := p.learner.Learn(task.Round, task.Broadcast)
 	if err != nil {
 		return nil, pr, nil, fmt.Errorf("fed: party %s: round %d: learn: %w", p.cfg.ID, task.Round, err)
 	}
-	if len(step.Spent) > 0 {
-		if p.ledger == nil {
-			return nil, pr, nil, fmt.Errorf("fed: party %s: round %d: the learner releases private data but the party has no ledger", p.cfg.ID, task.Round)
+	if err := p.charge(ctx, task.Round, step.Spent); err != nil {
+		if errors.Is(err, ErrBudgetExhausted) {
+			return refuse(err)
 		}
-		release := fmt.Sprintf("%s/%s/round-%d", p.cfg.Run, p.cfg.ID, task.Round)
-		if err := p.ledger.Charge(ctx, release, step.Spent); err != nil {
-			if errors.Is(err, ErrBudgetExhausted) {
-				return refuse(err)
-			}
-			return nil, pr, nil, fmt.Errorf("fed: party %s: round %d: ledger: %w", p.cfg.ID, task.Round, err)
-		}
+		return nil, pr, nil, err
 	}
 	u := &cachedUpdate{Run: p.cfg.Run, Party: p.cfg.ID, Round: task.Round, Spent: step.Spent, payload: step.Payload}
 	if p.cfg.StateDir != "" {
@@ -289,6 +299,57 @@ func (p *Party) prepare(ctx context.Context, task *Task) (sub *Submission, pr Pa
 	sub.Payload, sub.Spent = step.Payload, step.Spent
 	pr.Bytes, pr.Spent = len(step.Payload), step.Spent
 	return sub, pr, nil, nil
+}
+
+// refusal turns sub into a refusal of round for the reason err.
+func (p *Party) refusal(sub *Submission, round int, err error) {
+	p.log.Warn("refusing round", "round", round, "reason", err)
+	sub.Payload = nil
+	sub.Refusal = err.Error()
+	if len(sub.Refusal) > maxRefusalLen {
+		sub.Refusal = sub.Refusal[:maxRefusalLen]
+	}
+	sub.Refusal = strings.ToValidUTF8(sub.Refusal, "?")
+}
+
+// checkPlan checks a Planner's plan for round against the ledger before
+// anything is drawn; the error wraps ErrBudgetExhausted when it does not
+// fit.
+func (p *Party) checkPlan(round int) error {
+	pl, ok := p.learner.(Planner)
+	if !ok || p.ledger == nil {
+		return nil
+	}
+	plan, err := pl.Plan(round)
+	if err != nil {
+		return fmt.Errorf("fed: party %s: round %d: plan: %w", p.cfg.ID, round, err)
+	}
+	if err := p.ledger.Check(plan); err != nil {
+		if errors.Is(err, ErrBudgetExhausted) {
+			return err
+		}
+		return fmt.Errorf("fed: party %s: round %d: ledger: %w", p.cfg.ID, round, err)
+	}
+	return nil
+}
+
+// charge records round's release in the ledger (durably) before it
+// leaves; the error wraps ErrBudgetExhausted when it does not fit.
+func (p *Party) charge(ctx context.Context, round int, spent []privacy.Event) error {
+	if len(spent) == 0 {
+		return nil
+	}
+	if p.ledger == nil {
+		return fmt.Errorf("fed: party %s: round %d: the learner releases private data but the party has no ledger", p.cfg.ID, round)
+	}
+	release := fmt.Sprintf("%s/%s/round-%d", p.cfg.Run, p.cfg.ID, round)
+	if err := p.ledger.Charge(ctx, release, spent); err != nil {
+		if errors.Is(err, ErrBudgetExhausted) {
+			return err
+		}
+		return fmt.Errorf("fed: party %s: round %d: ledger: %w", p.cfg.ID, round, err)
+	}
+	return nil
 }
 
 // retry calls f until it succeeds, fails with an error that is not

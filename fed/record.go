@@ -93,6 +93,8 @@ type RoundRecord struct {
 	Duration         time.Duration   `json:"duration_ns"`
 	Done             bool            `json:"done,omitempty"`
 	Err              string          `json:"error,omitempty"`
+	// Secure describes secure aggregation, when the round ran under it.
+	Secure *SecureRecord `json:"secure_aggregation,omitempty"`
 	// Step is the aggregator's output for a committed round (nil otherwise).
 	Step *Step `json:"-"`
 }

@@ -188,3 +188,14 @@ func readParams(r *reader) Params {
 	}
 	return p
 }
+
+// MaxMessageSize bounds the encoding of any message of an instance of n
+// parties with vectors of length l in Z_(2^bits): the masked vector
+// (bits/8 bytes a value plus a header of under 100 bytes) or a list with
+// one entry per party, whichever is larger. Transports size their message
+// limits from it.
+func MaxMessageSize(n, l, bits int) int {
+	const header = len(magic) + 1 + 1 + MaxSession + 2 + 2 + 1 + 4 + 16
+	perParty := max(2+sealedSize, 2+64, 2+1+shareSize)
+	return header + max(l*bits/8, n*perParty+4)
+}

@@ -59,25 +59,30 @@ func checked[T interface{ Validate() error }](m T, err error) (T, error) {
 
 // FromJoinRequest converts a fed message to its wire form.
 func FromJoinRequest(m *fed.JoinRequest) *JoinRequest {
-	return &JoinRequest{Run: m.Run, Party: m.Party, Algorithm: m.Algorithm, Protocol: fromInt(m.Protocol)}
+	return &JoinRequest{Run: m.Run, Party: m.Party, Algorithm: m.Algorithm, Protocol: fromInt(m.Protocol), SecureThreshold: fromInt(m.SecureThreshold)}
 }
 
 // ToFed converts a wire message to its validated fed form.
 func (x *JoinRequest) ToFed() (*fed.JoinRequest, error) {
-	p, err := toInt("protocol", uint64(x.GetProtocol()))
-	return checked(&fed.JoinRequest{Run: x.GetRun(), Party: x.GetParty(), Algorithm: x.GetAlgorithm(), Protocol: p}, err)
+	p, err1 := toInt("protocol", uint64(x.GetProtocol()))
+	t, err2 := toInt("secure threshold", uint64(x.GetSecureThreshold()))
+	return checked(&fed.JoinRequest{Run: x.GetRun(), Party: x.GetParty(), Algorithm: x.GetAlgorithm(), Protocol: p, SecureThreshold: t}, firstErr(err1, err2))
 }
 
 // FromJoinReply converts a fed message to its wire form.
 func FromJoinReply(m *fed.JoinReply) *JoinReply {
-	return &JoinReply{Run: m.Run, Algorithm: m.Algorithm, Parties: fromInt(m.Parties), Round: fromInt(m.Round)}
+	return &JoinReply{Run: m.Run, Algorithm: m.Algorithm, Parties: fromInt(m.Parties), Round: fromInt(m.Round),
+		SecureThreshold: fromInt(m.SecureThreshold), Index: fromInt(m.Index)}
 }
 
 // ToFed converts a wire message to its validated fed form.
 func (x *JoinReply) ToFed() (*fed.JoinReply, error) {
 	n, err1 := toInt("parties", uint64(x.GetParties()))
 	r, err2 := toInt("round", uint64(x.GetRound()))
-	return checked(&fed.JoinReply{Run: x.GetRun(), Algorithm: x.GetAlgorithm(), Parties: n, Round: r}, firstErr(err1, err2))
+	t, err3 := toInt("secure threshold", uint64(x.GetSecureThreshold()))
+	i, err4 := toInt("index", uint64(x.GetIndex()))
+	return checked(&fed.JoinReply{Run: x.GetRun(), Algorithm: x.GetAlgorithm(), Parties: n, Round: r, SecureThreshold: t, Index: i},
+		firstErr(err1, err2, err3, err4))
 }
 
 // FromTaskRequest converts a fed message to its wire form.
@@ -92,14 +97,14 @@ func (x *TaskRequest) ToFed() (*fed.TaskRequest, error) {
 
 // FromTask converts a fed message to its wire form.
 func FromTask(m *fed.Task) *Task {
-	return &Task{Run: m.Run, Round: fromInt(m.Round), Attempt: fromInt(m.Attempt), Token: m.Token, Broadcast: m.Broadcast, Done: m.Done}
+	return &Task{Run: m.Run, Round: fromInt(m.Round), Attempt: fromInt(m.Attempt), Token: m.Token, Broadcast: m.Broadcast, Done: m.Done, Secagg: m.SecAgg}
 }
 
 // ToFed converts a wire message to its validated fed form.
 func (x *Task) ToFed() (*fed.Task, error) {
 	r, err1 := toInt("round", uint64(x.GetRound()))
 	a, err2 := toInt("attempt", uint64(x.GetAttempt()))
-	return checked(&fed.Task{Run: x.GetRun(), Round: r, Attempt: a, Token: x.GetToken(), Broadcast: x.GetBroadcast(), Done: x.GetDone()}, firstErr(err1, err2))
+	return checked(&fed.Task{Run: x.GetRun(), Round: r, Attempt: a, Token: x.GetToken(), Broadcast: x.GetBroadcast(), Done: x.GetDone(), SecAgg: x.GetSecagg()}, firstErr(err1, err2))
 }
 
 // FromSubmission converts a fed message to its wire form.

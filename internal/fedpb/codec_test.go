@@ -27,7 +27,7 @@ func TestRoundTrip(t *testing.T) {
 		run  func() (got, want any, err error)
 	}{
 		{"JoinRequest", func() (any, any, error) {
-			m := &fed.JoinRequest{Run: "r", Party: "p1", Algorithm: "adlda", Protocol: 1}
+			m := &fed.JoinRequest{Run: "r", Party: "p1", Algorithm: "adlda", Protocol: 1, SecureThreshold: 2}
 			b, err := fedpb.Marshal(fedpb.FromJoinRequest(m))
 			if err != nil {
 				return nil, m, err
@@ -36,7 +36,7 @@ func TestRoundTrip(t *testing.T) {
 			return got, m, err
 		}},
 		{"JoinReply", func() (any, any, error) {
-			m := &fed.JoinReply{Run: "r", Algorithm: "adlda", Parties: 3, Round: 7}
+			m := &fed.JoinReply{Run: "r", Algorithm: "adlda", Parties: 3, Round: 7, SecureThreshold: 2, Index: 2}
 			b, err := fedpb.Marshal(fedpb.FromJoinReply(m))
 			if err != nil {
 				return nil, m, err
@@ -54,7 +54,7 @@ func TestRoundTrip(t *testing.T) {
 			return got, m, err
 		}},
 		{"Task", func() (any, any, error) {
-			m := &fed.Task{Run: "r", Round: 3, Attempt: 2, Token: token, Broadcast: []byte{1, 2, 3}}
+			m := &fed.Task{Run: "r", Round: 3, Attempt: 2, Token: token, Broadcast: []byte{1, 2, 3}, SecAgg: []byte{4, 5}}
 			b, err := fedpb.Marshal(fedpb.FromTask(m))
 			if err != nil {
 				return nil, m, err

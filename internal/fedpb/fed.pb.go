@@ -28,13 +28,15 @@ const (
 
 // A party's first call: it announces itself to the run.
 type JoinRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Run           string                 `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
-	Party         string                 `protobuf:"bytes,2,opt,name=party,proto3" json:"party,omitempty"`
-	Algorithm     string                 `protobuf:"bytes,3,opt,name=algorithm,proto3" json:"algorithm,omitempty"`
-	Protocol      uint32                 `protobuf:"varint,4,opt,name=protocol,proto3" json:"protocol,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Run       string                 `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
+	Party     string                 `protobuf:"bytes,2,opt,name=party,proto3" json:"party,omitempty"`
+	Algorithm string                 `protobuf:"bytes,3,opt,name=algorithm,proto3" json:"algorithm,omitempty"`
+	Protocol  uint32                 `protobuf:"varint,4,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	// The party's secure aggregation threshold t; 0: secure aggregation off.
+	SecureThreshold uint32 `protobuf:"varint,5,opt,name=secure_threshold,json=secureThreshold,proto3" json:"secure_threshold,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *JoinRequest) Reset() {
@@ -95,13 +97,24 @@ func (x *JoinRequest) GetProtocol() uint32 {
 	return 0
 }
 
+func (x *JoinRequest) GetSecureThreshold() uint32 {
+	if x != nil {
+		return x.SecureThreshold
+	}
+	return 0
+}
+
 // What the coordinator tells a party about the run it joined.
 type JoinReply struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Run           string                 `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
-	Algorithm     string                 `protobuf:"bytes,2,opt,name=algorithm,proto3" json:"algorithm,omitempty"`
-	Parties       uint32                 `protobuf:"varint,3,opt,name=parties,proto3" json:"parties,omitempty"`
-	Round         uint32                 `protobuf:"varint,4,opt,name=round,proto3" json:"round,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Run       string                 `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
+	Algorithm string                 `protobuf:"bytes,2,opt,name=algorithm,proto3" json:"algorithm,omitempty"`
+	Parties   uint32                 `protobuf:"varint,3,opt,name=parties,proto3" json:"parties,omitempty"`
+	Round     uint32                 `protobuf:"varint,4,opt,name=round,proto3" json:"round,omitempty"`
+	// The federation's secure aggregation threshold t; 0: off.
+	SecureThreshold uint32 `protobuf:"varint,5,opt,name=secure_threshold,json=secureThreshold,proto3" json:"secure_threshold,omitempty"`
+	// The party's index in the federation's party list.
+	Index         uint32 `protobuf:"varint,6,opt,name=index,proto3" json:"index,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -164,6 +177,20 @@ func (x *JoinReply) GetRound() uint32 {
 	return 0
 }
 
+func (x *JoinReply) GetSecureThreshold() uint32 {
+	if x != nil {
+		return x.SecureThreshold
+	}
+	return 0
+}
+
+func (x *JoinReply) GetIndex() uint32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
 // A party's request for its next piece of work (a long poll).
 type TaskRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -220,13 +247,17 @@ func (x *TaskRequest) GetParty() string {
 // The open round with its broadcast, the end of the run with the final
 // broadcast, or (round 0, not done) nothing yet.
 type Task struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Run           string                 `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
-	Round         uint32                 `protobuf:"varint,2,opt,name=round,proto3" json:"round,omitempty"`
-	Attempt       uint32                 `protobuf:"varint,3,opt,name=attempt,proto3" json:"attempt,omitempty"`
-	Token         []byte                 `protobuf:"bytes,4,opt,name=token,proto3" json:"token,omitempty"`
-	Broadcast     []byte                 `protobuf:"bytes,5,opt,name=broadcast,proto3" json:"broadcast,omitempty"`
-	Done          bool                   `protobuf:"varint,6,opt,name=done,proto3" json:"done,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Run       string                 `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
+	Round     uint32                 `protobuf:"varint,2,opt,name=round,proto3" json:"round,omitempty"`
+	Attempt   uint32                 `protobuf:"varint,3,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Token     []byte                 `protobuf:"bytes,4,opt,name=token,proto3" json:"token,omitempty"`
+	Broadcast []byte                 `protobuf:"bytes,5,opt,name=broadcast,proto3" json:"broadcast,omitempty"`
+	Done      bool                   `protobuf:"varint,6,opt,name=done,proto3" json:"done,omitempty"`
+	// With secure aggregation, the request of the round's current stage
+	// (package fed/secagg's own encoding); the reply goes in
+	// Submission.payload.
+	Secagg        []byte `protobuf:"bytes,7,opt,name=secagg,proto3" json:"secagg,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -301,6 +332,13 @@ func (x *Task) GetDone() bool {
 		return x.Done
 	}
 	return false
+}
+
+func (x *Task) GetSecagg() []byte {
+	if x != nil {
+		return x.Secagg
+	}
+	return nil
 }
 
 // One privacy-relevant release, as the accountant needs it.
@@ -562,27 +600,31 @@ var File_fed_proto protoreflect.FileDescriptor
 
 const file_fed_proto_rawDesc = "" +
 	"\n" +
-	"\tfed.proto\x12\x0ffedtopic.fed.v1\"o\n" +
+	"\tfed.proto\x12\x0ffedtopic.fed.v1\"\x9a\x01\n" +
 	"\vJoinRequest\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\tR\x03run\x12\x14\n" +
 	"\x05party\x18\x02 \x01(\tR\x05party\x12\x1c\n" +
 	"\talgorithm\x18\x03 \x01(\tR\talgorithm\x12\x1a\n" +
-	"\bprotocol\x18\x04 \x01(\rR\bprotocol\"k\n" +
+	"\bprotocol\x18\x04 \x01(\rR\bprotocol\x12)\n" +
+	"\x10secure_threshold\x18\x05 \x01(\rR\x0fsecureThreshold\"\xac\x01\n" +
 	"\tJoinReply\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\tR\x03run\x12\x1c\n" +
 	"\talgorithm\x18\x02 \x01(\tR\talgorithm\x12\x18\n" +
 	"\aparties\x18\x03 \x01(\rR\aparties\x12\x14\n" +
-	"\x05round\x18\x04 \x01(\rR\x05round\"5\n" +
+	"\x05round\x18\x04 \x01(\rR\x05round\x12)\n" +
+	"\x10secure_threshold\x18\x05 \x01(\rR\x0fsecureThreshold\x12\x14\n" +
+	"\x05index\x18\x06 \x01(\rR\x05index\"5\n" +
 	"\vTaskRequest\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\tR\x03run\x12\x14\n" +
-	"\x05party\x18\x02 \x01(\tR\x05party\"\x90\x01\n" +
+	"\x05party\x18\x02 \x01(\tR\x05party\"\xa8\x01\n" +
 	"\x04Task\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\tR\x03run\x12\x14\n" +
 	"\x05round\x18\x02 \x01(\rR\x05round\x12\x18\n" +
 	"\aattempt\x18\x03 \x01(\rR\aattempt\x12\x14\n" +
 	"\x05token\x18\x04 \x01(\fR\x05token\x12\x1c\n" +
 	"\tbroadcast\x18\x05 \x01(\fR\tbroadcast\x12\x12\n" +
-	"\x04done\x18\x06 \x01(\bR\x04done\"\xa3\x02\n" +
+	"\x04done\x18\x06 \x01(\bR\x04done\x12\x16\n" +
+	"\x06secagg\x18\a \x01(\fR\x06secagg\"\xa3\x02\n" +
 	"\fPrivacyEvent\x12\x1c\n" +
 	"\tmechanism\x18\x01 \x01(\tR\tmechanism\x12\x18\n" +
 	"\aepsilon\x18\x02 \x01(\x01R\aepsilon\x12\x14\n" +
