@@ -32,6 +32,8 @@ type RoundLine struct {
 	// PartyMetrics holds each party's local model's metrics, when measured.
 	PartyMetrics []PartyMetrics `json:"party_metrics,omitempty"`
 	Error        string         `json:"error,omitempty"`
+	// SecureAggregation describes the round's secure aggregation, if any.
+	SecureAggregation *SecureRecord `json:"secure_aggregation,omitempty"`
 }
 
 // PartyMetrics are one party's local model's metrics.
@@ -83,6 +85,18 @@ type SummaryLine struct {
 	TopicMerges  []TopicMerge      `json:"topic_merges,omitempty"`  // which party topics each global topic merged (Merger)
 	Baselines    []Baseline        `json:"baselines,omitempty"`     // reference models' quality
 	Models       *ModelFiles       `json:"models,omitempty"`
+	// SecureAggregation, when the run used it, states its threshold and
+	// how distributed noise was charged.
+	SecureAggregation *SecureSummary `json:"secure_aggregation,omitempty"`
+}
+
+// SecureSummary describes secure aggregation in a run's summary.
+type SecureSummary struct {
+	Threshold int     `json:"threshold"`
+	Sigma     float64 `json:"sigma,omitempty"` // total σ of distributed noise on the grid; 0: none
+	// Noise states how distributed noise was charged (NoiseStatement),
+	// when there was any.
+	Noise string `json:"noise,omitempty"`
 }
 
 // PartyData describes one party's data and budget.

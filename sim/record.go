@@ -108,7 +108,7 @@ func (r *Recorder) Round(rec fed.RoundRecord, metrics map[string]float64) error 
 		Type: fed.TypeRound, Round: rec.Round, Attempt: rec.Attempt, Committed: rec.Committed,
 		Replied: rec.Replied, Dropped: rec.Dropped, Rejoined: rec.Rejoined, Refused: rec.Refused,
 		Rejected: rec.Rejected, Bytes: rec.Traffic, Spent: rec.Spent, Epsilon: r.Epsilon(),
-		DurationS: rec.Duration.Seconds(), Metrics: metrics, Error: rec.Err,
+		DurationS: rec.Duration.Seconds(), Metrics: metrics, Error: rec.Err, SecureAggregation: rec.Secure,
 	})
 }
 

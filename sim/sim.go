@@ -37,6 +37,12 @@ type Scenario struct {
 	Seed      uint64
 	// MinParties is the quorum; default all parties.
 	MinParties int
+	// SecureThreshold, if positive, runs every round under secure
+	// aggregation with this threshold t (n/2 < t ≤ n), which is then the
+	// quorum: the coordinator learns only the sum of the surviving
+	// parties' updates. The algorithm must declare its update a vector of
+	// sums (fed.SumLearner, fed.SumAggregator).
+	SecureThreshold int
 	// RoundTimeout is each round's deadline; default fed.DefaultRoundTimeout.
 	RoundTimeout time.Duration
 	// Budget is every party's privacy budget. Algorithms that release
@@ -110,6 +116,12 @@ func (sc *Scenario) Validate() error {
 	}
 	if len(sc.Vocab) == 0 {
 		errs = append(errs, errors.New("sim: empty vocabulary"))
+	}
+	if n := len(sc.Corpora); sc.SecureThreshold != 0 && (2*sc.SecureThreshold <= n || sc.SecureThreshold > n) {
+		errs = append(errs, fmt.Errorf("sim: secure aggregation threshold %d with %d parties: need n/2 < t ≤ n", sc.SecureThreshold, n))
+	}
+	if sc.SecureThreshold != 0 && sc.MinParties != 0 && sc.MinParties != sc.SecureThreshold {
+		errs = append(errs, fmt.Errorf("sim: quorum %d, but with secure aggregation the quorum is its threshold %d", sc.MinParties, sc.SecureThreshold))
 	}
 	if sc.RoundTimeout < 0 {
 		errs = append(errs, fmt.Errorf("sim: round timeout %v < 0", sc.RoundTimeout))
@@ -185,6 +197,13 @@ func Run(ctx context.Context, sc Scenario) (*Result, error) {
 	}
 	res, committed, err := e.play(ctx, alg.Name, agg, val, learners, onRound)
 	summary := fed.SummaryLine{Run: e.run, Algorithm: alg.Name, Seed: sc.Seed, Rounds: committed}
+	if e.secure != nil {
+		summary.SecureAggregation = &fed.SecureSummary{Threshold: e.secure.Threshold}
+		if sa, ok := agg.(fed.SumAggregator); ok && sa.SumSpec().Sigma > 0 {
+			summary.SecureAggregation.Sigma = sa.SumSpec().Sigma
+			summary.SecureAggregation.Noise = fed.NoiseStatement
+		}
+	}
 	if err != nil {
 		summary.Error = err.Error()
 		summary.DurationS = time.Since(start).Seconds()
@@ -239,6 +258,7 @@ type engine struct {
 	budget     accountant.Budget
 	faults     inproc.Faults
 	logger     *slog.Logger
+	secure     *fed.SecureAggregation
 }
 
 func (sc *Scenario) engine() *engine {
@@ -246,8 +266,12 @@ func (sc *Scenario) engine() *engine {
 	if run == "" {
 		run = "sim"
 	}
-	return &engine{run: run, ids: sc.parties(), minParties: sc.MinParties, timeout: sc.RoundTimeout,
+	e := &engine{run: run, ids: sc.parties(), minParties: sc.MinParties, timeout: sc.RoundTimeout,
 		ledgerDir: sc.LedgerDir, budget: sc.Budget, faults: sc.Faults, logger: sc.Logger}
+	if sc.SecureThreshold > 0 {
+		e.secure = &fed.SecureAggregation{Threshold: sc.SecureThreshold}
+	}
+	return e
 }
 
 // play runs the coordinator and the parties to the end and returns the
@@ -258,7 +282,7 @@ func (e *engine) play(ctx context.Context, alg string, agg fed.Aggregator, val f
 	timeout := fed.Duration(e.timeout)
 	coord, err := fed.NewCoordinator(fed.CoordinatorConfig{
 		Run: e.run, Algorithm: alg, Parties: e.ids, MinParties: e.minParties,
-		RoundTimeout: timeout, JoinTimeout: timeout,
+		RoundTimeout: timeout, JoinTimeout: timeout, SecureAggregation: e.secure,
 	}, agg, val, fed.CoordinatorOptions{Logger: e.logger, OnRound: onRound})
 	if err != nil {
 		return nil, 0, err
@@ -289,7 +313,7 @@ func (e *engine) play(ctx context.Context, alg string, agg fed.Aggregator, val f
 		if ledgers[i], err = accountant.OpenLedger(filepath.Join(ledgerDir, id+".ledger"), e.budget); err != nil {
 			return nil, 0, fmt.Errorf("sim: party %s: %w", id, err)
 		}
-		parties[i], err = fed.NewParty(fed.PartyConfig{Run: e.run, ID: id, Algorithm: alg}, learners[i], ledgers[i], net.Dial(id), fed.PartyOptions{Logger: e.logger})
+		parties[i], err = fed.NewParty(fed.PartyConfig{Run: e.run, ID: id, Algorithm: alg, SecureAggregation: e.secure}, learners[i], ledgers[i], net.Dial(id), fed.PartyOptions{Logger: e.logger})
 		if err != nil {
 			return nil, 0, err
 		}

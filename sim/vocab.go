@@ -36,6 +36,9 @@ func SelectVocabulary(ctx context.Context, sc Scenario, p vocabround.Params, doc
 		return nil, rec, fmt.Errorf("sim: vocabulary round: %d parties, %d document sets", len(e.ids), len(docs))
 	}
 	e.run += "-vocabulary"
+	// The selection releases DP word sets, not a sum; secure aggregation
+	// does not apply to it.
+	e.secure = nil
 	params, err := json.Marshal(p)
 	if err != nil {
 		return nil, rec, err

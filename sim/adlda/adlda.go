@@ -15,6 +15,7 @@ import (
 	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/internal/chacha8"
 	"github.com/fedtopic/fedtopic/internal/rng"
+	"github.com/fedtopic/fedtopic/privacy"
 	"github.com/fedtopic/fedtopic/topic"
 )
 
@@ -193,6 +194,24 @@ func (a *Aggregator) Aggregate(round int, updates []fed.Update) (fed.Step, error
 	return fed.Step{Payload: encodeCounts(a.p.K, a.v, a.g), Done: round >= a.p.Rounds}, nil
 }
 
+// SumSpec implements fed.SumAggregator.
+func (a *Aggregator) SumSpec() fed.SumSpec { return sumSpec(a.p.K, a.v) }
+
+// AggregateSum implements fed.SumAggregator: G += the sum of the parties'
+// updates, clipped to [0, MaxInt32] as Aggregate clips. For honest parties
+// G plus any one party's change is never negative, so the clip never acts
+// and the model is the one Aggregate makes.
+func (a *Aggregator) AggregateSum(round int, sum []int64, included []int) (fed.Step, error) {
+	if len(sum) != len(a.g) {
+		return fed.Step{}, fmt.Errorf("adlda: round %d: sum of %d values, want K × V = %d", round, len(sum), len(a.g))
+	}
+	for i, x := range sum {
+		a.g[i] = int32(min(max(int64(a.g[i])+x, 0), math.MaxInt32))
+	}
+	a.round = round
+	return fed.Step{Payload: encodeCounts(a.p.K, a.v, a.g), Done: round >= a.p.Rounds}, nil
+}
+
 // Model implements fed.Modeler: φ_kw = (G_kw + β)/(G_k + Vβ).
 func (a *Aggregator) Model() (*topic.Model, error) {
 	m := countsModel(a.g, a.p, a.v)
@@ -311,10 +330,20 @@ func (l *Learner) counts() []int32 {
 // counts; in every later round it sweeps against the broadcast global
 // counts and sends the change of its counts.
 func (l *Learner) Learn(round int, broadcast []byte) (fed.Step, error) {
+	u, err := l.learn(round, broadcast)
+	if err != nil {
+		return fed.Step{}, err
+	}
+	return fed.Step{Payload: encodeCounts(l.p.K, l.v, u)}, nil
+}
+
+// learn sweeps and returns the update: the counts in the party's first
+// round, their change afterwards.
+func (l *Learner) learn(round int, broadcast []byte) ([]int32, error) {
 	k := l.p.K
 	g := make([]int32, k*l.v)
 	if err := decodeCounts(broadcast, k, l.v, true, func(i int, x int32) { g[i] = x }); err != nil {
-		return fed.Step{}, fmt.Errorf("adlda: round %d: broadcast: %w", round, err)
+		return nil, fmt.Errorf("adlda: round %d: broadcast: %w", round, err)
 	}
 	first := l.local == nil
 	if first {
@@ -325,14 +354,42 @@ func (l *Learner) Learn(round int, broadcast []byte) (fed.Step, error) {
 	now := l.counts()
 	if first {
 		l.local = now
-		return fed.Step{Payload: encodeCounts(k, l.v, now)}, nil
+		return now, nil
 	}
 	delta := make([]int32, len(now))
 	for i := range now {
 		delta[i] = now[i] - l.local[i]
 	}
 	l.local = now
-	return fed.Step{Payload: encodeCounts(k, l.v, delta)}, nil
+	return delta, nil
+}
+
+// SumClip is the largest count or count change one party may contribute
+// to one topic-word cell under secure aggregation: 2^21, so the sum of up
+// to 1,000 parties fits a signed 32-bit ring. A party with more
+// occurrences of one word refuses to mask its vector (an overflow error)
+// rather than let the sum wrap.
+const SumClip = 1 << 21
+
+// sumSpec is AD-LDA's update as a vector of sums: the K × V counts (or
+// their change), word-major, as integers.
+func sumSpec(k, v int) fed.SumSpec { return fed.SumSpec{Len: k * v, Clip: SumClip} }
+
+// SumSpec implements fed.SumLearner.
+func (l *Learner) SumSpec() fed.SumSpec { return sumSpec(l.p.K, l.v) }
+
+// LearnSum implements fed.SumLearner: the update of Learn as a vector,
+// for secure aggregation. AD-LDA releases nothing private.
+func (l *Learner) LearnSum(round int, broadcast []byte) ([]int64, []privacy.Event, error) {
+	u, err := l.learn(round, broadcast)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]int64, len(u))
+	for i, x := range u {
+		out[i] = int64(x)
+	}
+	return out, nil, nil
 }
 
 // sweep runs one collapsed Gibbs sweep of every block against g.

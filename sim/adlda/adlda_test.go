@@ -171,3 +171,35 @@ func TestParamsValidate(t *testing.T) {
 		t.Errorf("unknown parameter: %v; want an error naming it", err)
 	}
 }
+
+// TestSecureAggregationSameModel: under secure aggregation the coordinator
+// learns only the sum of the count changes, which is exact, so the model
+// equals the one of the plain run bit for bit.
+func TestSecureAggregationSameModel(t *testing.T) {
+	_, parts, vocab := planted(t, 4, 60, 150, 4)
+	run := func(threshold int) *sim.Result {
+		res, err := sim.Run(context.Background(), sim.Scenario{
+			Algorithm: adlda.Algorithm, Params: params(t, adlda.Params{K: 4, Rounds: 4, BlockSize: 300}),
+			Corpora: parts, Vocab: vocab, Seed: 8, SecureThreshold: threshold,
+		})
+		if err != nil {
+			t.Fatalf("threshold %d: %v", threshold, err)
+		}
+		return res
+	}
+	plain, secure := run(0), run(len(parts))
+	if !bytes.Equal(plain.Final, secure.Final) {
+		t.Errorf("secure aggregation with t = %d changed the model", len(parts))
+	}
+	if secure.Summary.SecureAggregation == nil || secure.Summary.SecureAggregation.Threshold != len(parts) {
+		t.Errorf("summary secure aggregation %+v; want threshold %d", secure.Summary.SecureAggregation, len(parts))
+	}
+	if plain.Summary.SecureAggregation != nil {
+		t.Errorf("plain run's summary states secure aggregation")
+	}
+	for i := range plain.Traffic {
+		if secure.Traffic[i].Up <= plain.Traffic[i].Up {
+			t.Errorf("party %d sent %d bytes under secure aggregation, %d without; want more (masked dense vectors)", i+1, secure.Traffic[i].Up, plain.Traffic[i].Up)
+		}
+	}
+}
