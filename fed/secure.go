@@ -40,6 +40,9 @@ func (s *SecureAggregation) validate(n int) error {
 	return nil
 }
 
+// MaxSecAggParties is the largest federation secure aggregation serves.
+const MaxSecAggParties = secagg.MaxParties
+
 // SecAggBits is the ring Z_(2^k) secure aggregation masks values in.
 const SecAggBits = 32
 
@@ -168,4 +171,17 @@ func decodeGrid(b []byte) ([]int64, error) {
 		v[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
 	}
 	return v, nil
+}
+
+// SummarizeSecure returns what a run's summary says about secure
+// aggregation with setting sa over aggregator agg: nil when sa is nil.
+func SummarizeSecure(sa *SecureAggregation, agg Aggregator) *SecureSummary {
+	if sa == nil {
+		return nil
+	}
+	s := &SecureSummary{Threshold: sa.Threshold}
+	if sum, ok := agg.(SumAggregator); ok && sum.SumSpec().Sigma > 0 {
+		s.Sigma, s.Noise = sum.SumSpec().Sigma, NoiseStatement
+	}
+	return s
 }

@@ -37,11 +37,14 @@ type Scenario struct {
 	Seed      uint64
 	// MinParties is the quorum; default all parties.
 	MinParties int
-	// SecureThreshold, if positive, runs every round under secure
-	// aggregation with this threshold t (n/2 < t ≤ n), which is then the
-	// quorum: the coordinator learns only the sum of the surviving
-	// parties' updates. The algorithm must declare its update a vector of
-	// sums (fed.SumLearner, fed.SumAggregator).
+	// SecureAggregation runs every round under secure aggregation: the
+	// coordinator learns only the sum of the surviving parties' updates.
+	// The algorithm must declare its update a vector of sums
+	// (fed.SumLearner, fed.SumAggregator).
+	SecureAggregation bool
+	// SecureThreshold is secure aggregation's threshold t (n/2 < t ≤ n),
+	// which is then the quorum; default all parties. Setting it without
+	// SecureAggregation is an error.
 	SecureThreshold int
 	// RoundTimeout is each round's deadline; default fed.DefaultRoundTimeout.
 	RoundTimeout time.Duration
@@ -118,7 +121,10 @@ func (sc *Scenario) Validate() error {
 		errs = append(errs, errors.New("sim: empty vocabulary"))
 	}
 	if n := len(sc.Corpora); sc.SecureThreshold != 0 && (2*sc.SecureThreshold <= n || sc.SecureThreshold > n) {
-		errs = append(errs, fmt.Errorf("sim: secure aggregation threshold %d with %d parties: need n/2 < t ≤ n", sc.SecureThreshold, n))
+		errs = append(errs, fmt.Errorf("sim: secure aggregation threshold %d with %d parties: need more than half of the parties and at most all of them", sc.SecureThreshold, n))
+	}
+	if sc.SecureThreshold != 0 && !sc.SecureAggregation {
+		errs = append(errs, fmt.Errorf("sim: a secure aggregation threshold (%d) without secure aggregation", sc.SecureThreshold))
 	}
 	if sc.SecureThreshold != 0 && sc.MinParties != 0 && sc.MinParties != sc.SecureThreshold {
 		errs = append(errs, fmt.Errorf("sim: quorum %d, but with secure aggregation the quorum is its threshold %d", sc.MinParties, sc.SecureThreshold))
@@ -197,13 +203,7 @@ func Run(ctx context.Context, sc Scenario) (*Result, error) {
 	}
 	res, committed, err := e.play(ctx, alg.Name, agg, val, learners, onRound)
 	summary := fed.SummaryLine{Run: e.run, Algorithm: alg.Name, Seed: sc.Seed, Rounds: committed}
-	if e.secure != nil {
-		summary.SecureAggregation = &fed.SecureSummary{Threshold: e.secure.Threshold}
-		if sa, ok := agg.(fed.SumAggregator); ok && sa.SumSpec().Sigma > 0 {
-			summary.SecureAggregation.Sigma = sa.SumSpec().Sigma
-			summary.SecureAggregation.Noise = fed.NoiseStatement
-		}
-	}
+	summary.SecureAggregation = fed.SummarizeSecure(e.secure, agg)
 	if err != nil {
 		summary.Error = err.Error()
 		summary.DurationS = time.Since(start).Seconds()
@@ -268,8 +268,12 @@ func (sc *Scenario) engine() *engine {
 	}
 	e := &engine{run: run, ids: sc.parties(), minParties: sc.MinParties, timeout: sc.RoundTimeout,
 		ledgerDir: sc.LedgerDir, budget: sc.Budget, faults: sc.Faults, logger: sc.Logger}
-	if sc.SecureThreshold > 0 {
-		e.secure = &fed.SecureAggregation{Threshold: sc.SecureThreshold}
+	if sc.SecureAggregation {
+		t := sc.SecureThreshold
+		if t == 0 {
+			t = len(e.ids)
+		}
+		e.secure = &fed.SecureAggregation{Threshold: t}
 	}
 	return e
 }

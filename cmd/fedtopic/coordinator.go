@@ -70,6 +70,9 @@ type coordinatorConfig struct {
 	Params        map[string]any   `json:"params,omitempty"`
 	Seed          uint64           `json:"seed,omitempty"`
 	Delta         float64          `json:"delta,omitempty"` // δ at which Gaussian releases are reported
+	// SecureAggregation runs training under secure aggregation; every
+	// party must configure the same threshold.
+	SecureAggregation *fed.SecureAggregation `json:"secure_aggregation,omitempty"`
 }
 
 // readConfig reads the --config file of the command name into cfg and
@@ -135,7 +138,44 @@ func (c *coordinatorConfig) validate(path string) error {
 			errs = append(errs, fmt.Errorf("%s: without vocab, vocab_round: %w", path, err))
 		}
 	}
+	if sa := c.SecureAggregation; sa != nil {
+		if n := len(c.Parties); 2*sa.Threshold <= n || sa.Threshold > n {
+			errs = append(errs, fmt.Errorf("%s: secure_aggregation.threshold = %d with %d parties: need more than half of the parties and at most all of them", path, sa.Threshold, n))
+		}
+		if c.MinParties != 0 && c.MinParties != sa.Threshold {
+			errs = append(errs, fmt.Errorf("%s: min_parties = %d, but with secure_aggregation the quorum is its threshold %d (leave min_parties out)", path, c.MinParties, sa.Threshold))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// secureSized raises a validator's message bounds to fit secure
+// aggregation's messages; the transport sizes its limits from it.
+type secureSized struct {
+	fed.Validator
+	min int
+}
+
+func (v secureSized) MaxUpdateSize() int    { return max(v.Validator.MaxUpdateSize(), v.min) }
+func (v secureSized) MaxBroadcastSize() int { return max(v.Validator.MaxBroadcastSize(), v.min) }
+
+// transportLimits returns val, raised to fit secure aggregation's
+// messages for a federation of n parties when sa is set and the algorithm
+// declares its vector (half is its SumAggregator or SumLearner).
+func transportLimits(val fed.Validator, sa *fed.SecureAggregation, half any, n int) fed.Validator {
+	if sa == nil {
+		return val
+	}
+	var spec fed.SumSpec
+	switch h := half.(type) {
+	case fed.SumAggregator:
+		spec = h.SumSpec()
+	case fed.SumLearner:
+		spec = h.SumSpec()
+	default:
+		return val // the engine refuses the run with a clear error
+	}
+	return secureSized{Validator: val, min: fed.SecAggMaxMessage(n, spec.Len)}
 }
 
 // crashHook returns the coordinator's crash hook for fault-injection tests:
@@ -184,6 +224,9 @@ iFTM):
   listen: 127.0.0.1:7443
   parties: [p1, p2, p3]      # allow-list: the parties' certificate names
   min_parties: 3             # quorum (default: all)
+  secure_aggregation: {threshold: 2}   # optional: the coordinator learns
+                             # only the sum of the updates (adlda); the quorum
+                             # is the threshold; every party sets the same
   round_timeout: 10m
   state_dir: state/coordinator
   out: out
@@ -244,9 +287,13 @@ func (s *server) stop() {
 }
 
 func (cfg *coordinatorConfig) fedConfig(run, alg, stateDir string) fed.CoordinatorConfig {
-	return fed.CoordinatorConfig{Run: run, Algorithm: alg, Parties: cfg.Parties, MinParties: cfg.MinParties,
+	c := fed.CoordinatorConfig{Run: run, Algorithm: alg, Parties: cfg.Parties, MinParties: cfg.MinParties,
 		RoundTimeout: cfg.RoundTimeout, JoinTimeout: cfg.JoinTimeout, PollTimeout: cfg.PollTimeout,
 		LingerTimeout: cfg.LingerTimeout, MaxAttempts: cfg.MaxAttempts, StateDir: stateDir}
+	if alg != vocabround.Name { // the vocabulary round releases word sets, not a sum
+		c.SecureAggregation = cfg.SecureAggregation
+	}
+	return c
 }
 
 // deployAlgorithm returns the algorithm the configuration file path names.
@@ -397,7 +444,7 @@ func runCoordinator(ctx context.Context, e *env, path string, cfg *coordinatorCo
 			fmt.Fprintf(e.stdout, "resumed run %s from its checkpoint in %s: no round was committed before the restart; starting from round 1\n", cfg.Run, stateDir)
 		}
 	}
-	srv, err := serve(cfg, coord, val)
+	srv, err := serve(cfg, coord, transportLimits(val, cfg.SecureAggregation, agg, len(cfg.Parties)))
 	if err != nil {
 		return err
 	}
@@ -407,7 +454,7 @@ func runCoordinator(ctx context.Context, e *env, path string, cfg *coordinatorCo
 	// and privacy spend of rounds before a restart (the recorder resumed
 	// them) and the time since the run first started.
 	summary := fed.SummaryLine{Run: cfg.Run, Algorithm: alg.Name, Seed: cfg.Seed, Rounds: coord.Committed(), Vocab: len(words),
-		DurationS: time.Since(started).Seconds()}
+		DurationS: time.Since(started).Seconds(), SecureAggregation: fed.SummarizeSecure(cfg.SecureAggregation, agg)}
 	if err != nil {
 		summary.Error = err.Error()
 		_, serr := rec.Summary(summary)

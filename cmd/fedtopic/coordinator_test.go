@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedtopic/fedtopic/fed"
+	"github.com/fedtopic/fedtopic/sim/adlda"
 	"github.com/fedtopic/fedtopic/topic"
 )
 
@@ -432,5 +434,43 @@ state_dir: state
 				t.Errorf("party with %q: %v; want an error naming %s and saying %q", tt.extra, err, path, tt.want)
 			}
 		})
+	}
+}
+
+// TestCoordinatorConfigSecureAggregation: secure_aggregation's threshold
+// must be a majority of the parties, and min_parties, if given, must equal
+// it; the transport's limits then fit the protocol's messages.
+func TestCoordinatorConfigSecureAggregation(t *testing.T) {
+	base := coordinatorConfig{Run: "r", Algorithm: "adlda", Listen: "127.0.0.1:0", StateDir: "s", Out: "o",
+		TLS: tlsFiles{CA: "ca", Cert: "c", Key: "k"}, Vocab: "v.txt", Parties: []string{"p1", "p2", "p3", "p4"}}
+	for _, tc := range []struct {
+		threshold, minParties int
+		want                  string // "" for valid
+	}{
+		{3, 0, ""},
+		{4, 4, ""},
+		{2, 0, "secure_aggregation.threshold = 2 with 4 parties"},
+		{5, 0, "secure_aggregation.threshold = 5 with 4 parties"},
+		{3, 2, "min_parties = 2, but with secure_aggregation the quorum is its threshold 3"},
+	} {
+		cfg := base
+		cfg.MinParties = tc.minParties
+		cfg.SecureAggregation = &fed.SecureAggregation{Threshold: tc.threshold}
+		err := cfg.validate("c.yaml")
+		if got := fmt.Sprint(err); (tc.want == "") != (err == nil) || (tc.want != "" && !strings.Contains(got, tc.want)) {
+			t.Errorf("threshold %d, min_parties %d: %v; want %q", tc.threshold, tc.minParties, err, tc.want)
+		}
+	}
+	val := adlda.Validator{K: 2, V: 3}
+	agg, err := adlda.Algorithm.NewAggregator(fed.Setup{Run: "r", Parties: base.Parties, Vocab: []string{"a", "b", "c"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := transportLimits(val, &fed.SecureAggregation{Threshold: 3}, agg, 4)
+	if got, want := lim.MaxUpdateSize(), fed.SecAggMaxMessage(4, 6); got != want || got <= val.MaxUpdateSize() {
+		t.Errorf("limit under secure aggregation %d; want %d (above the plain %d)", got, want, val.MaxUpdateSize())
+	}
+	if got := transportLimits(val, nil, agg, 4).MaxUpdateSize(); got != val.MaxUpdateSize() {
+		t.Errorf("limit without secure aggregation %d; want the validator's %d", got, val.MaxUpdateSize())
 	}
 }

@@ -50,6 +50,9 @@ type partyConfig struct {
 	Model       string                 `json:"model,omitempty"` // default STATE_DIR/model
 	RetryMax    fed.Duration           `json:"retry_max,omitzero"`
 	GiveUp      fed.Duration           `json:"give_up,omitzero"`
+	// SecureAggregation must equal the coordinator's, or the party is
+	// refused when it joins.
+	SecureAggregation *fed.SecureAggregation `json:"secure_aggregation,omitempty"`
 }
 
 func (c *partyConfig) validate(path string) error {
@@ -175,7 +178,11 @@ func (cfg *partyConfig) dial(val fed.Validator) (*fedgrpc.Client, error) {
 }
 
 func (cfg *partyConfig) fedConfig(run, alg, stateDir string) fed.PartyConfig {
-	return fed.PartyConfig{Run: run, ID: cfg.ID, Algorithm: alg, Parties: len(cfg.Parties), StateDir: stateDir, RetryMax: cfg.RetryMax, GiveUp: cfg.GiveUp}
+	c := fed.PartyConfig{Run: run, ID: cfg.ID, Algorithm: alg, Parties: len(cfg.Parties), StateDir: stateDir, RetryMax: cfg.RetryMax, GiveUp: cfg.GiveUp}
+	if alg != vocabround.Name { // the vocabulary round releases word sets, not a sum
+		c.SecureAggregation = cfg.SecureAggregation
+	}
+	return c
 }
 
 // runParty checks the configuration read from path, reads the corpus,
@@ -246,7 +253,7 @@ func runParty(ctx context.Context, e *env, path string, cfg *partyConfig, alg fe
 	if err != nil {
 		return err
 	}
-	conn, err := cfg.dial(val)
+	conn, err := cfg.dial(transportLimits(val, cfg.SecureAggregation, learner, fed.MaxSecAggParties))
 	if err != nil {
 		return err
 	}

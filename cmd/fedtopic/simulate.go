@@ -86,6 +86,8 @@ func newSimulateCmd(e *env) *cobra.Command {
 		out         string
 		vocabFile   string
 		minParties  int
+		secure      bool
+		threshold   int
 		budgetEps   float64
 		budgetDelta float64
 		testFile    string
@@ -235,7 +237,8 @@ docs/methods.md describes each algorithm and its defaults.`,
 			if err := os.MkdirAll(filepath.Join(o.tmp, "parties"), 0o755); err != nil {
 				return err
 			}
-			sc := sim.Scenario{Algorithm: alg, Params: paramJSON, Seed: s, MinParties: minParties, Budget: budget, LedgerDir: ledgerDir}
+			sc := sim.Scenario{Algorithm: alg, Params: paramJSON, Seed: s, MinParties: minParties, Budget: budget, LedgerDir: ledgerDir,
+				SecureAggregation: secure, SecureThreshold: threshold}
 
 			// The parties' corpora over the shared vocabulary.
 			var fixed *vocab.Vocabulary
@@ -436,6 +439,8 @@ docs/methods.md describes each algorithm and its defaults.`,
 	fs.StringVarP(&out, "out", "o", "", "directory to write the models, vocabulary and run record to (required)")
 	fs.StringVar(&vocabFile, "vocab", "", "shared vocabulary, one word per line, instead of the private vocabulary round")
 	fs.IntVar(&minParties, "min-parties", 0, "quorum: fewest updates a round aggregates (default: all parties)")
+	fs.BoolVar(&secure, "secure-aggregation", false, "secure aggregation: the coordinator learns only the sum of the surviving parties' updates (methods whose update is a sum: adlda)")
+	fs.IntVar(&threshold, "threshold", 0, "with --secure-aggregation, the fewest parties whose updates are summed, which is also the quorum: more than half of the parties (default: all parties)")
 	fs.Float64Var(&budgetEps, "budget-epsilon", 0, "each party's privacy budget ε per document; a run that would exceed it is refused before it starts (default: what the configuration spends, printed before training)")
 	fs.Float64Var(&budgetDelta, "budget-delta", 1e-5, "each party's privacy budget δ per document")
 	fs.StringVar(&testFile, "test", "", "held-out documents: document-completion perplexity of the global model goes into the run record")

@@ -180,7 +180,7 @@ func TestSecureAggregationSameModel(t *testing.T) {
 	run := func(threshold int) *sim.Result {
 		res, err := sim.Run(context.Background(), sim.Scenario{
 			Algorithm: adlda.Algorithm, Params: params(t, adlda.Params{K: 4, Rounds: 4, BlockSize: 300}),
-			Corpora: parts, Vocab: vocab, Seed: 8, SecureThreshold: threshold,
+			Corpora: parts, Vocab: vocab, Seed: 8, SecureAggregation: threshold > 0, SecureThreshold: threshold,
 		})
 		if err != nil {
 			t.Fatalf("threshold %d: %v", threshold, err)
