@@ -31,6 +31,30 @@
 // the quorum (MinParties) the attempt is aborted — nothing is aggregated and
 // no coordinator noise is drawn — and retried up to MaxAttempts times.
 //
+// # Secure aggregation
+//
+// With CoordinatorConfig.SecureAggregation (and the same setting in every
+// PartyConfig; Join refuses a mismatch) the coordinator learns only the
+// sum of the surviving parties' updates (package fed/secagg, SecAgg of
+// Bonawitz et al. 2017). An algorithm opts in by declaring its update a
+// vector of sums: its Learner implements SumLearner and its Aggregator
+// SumAggregator, both stating the vector's length, fixed-point grid and
+// clip (SumSpec). Each attempt at a round then runs as four sub-rounds,
+// each with a fresh token and its own deadline, whose requests travel in
+// Task.SecAgg and replies in Submission.Payload: setup (with the
+// broadcast; the party learns, charges its ledger, caches its vector and
+// advertises keys), keys → shares, forward → masked vector, unmask →
+// reveal; then AggregateSum gets the sum and who is in it. The quorum is
+// the threshold t; below it the attempt aborts with nothing unmasked and
+// is retried with a new session, the parties reusing their cached vector
+// (no new noise). A party that answered an unmask request takes part in
+// no other attempt at that round. The coordinator checkpoints the
+// protocol's state after every stage and resends the pending requests
+// after a restart; a party saves its protocol state before each reply
+// leaves and answers a resent request with the same bytes. With
+// SumSpec.Sigma each party adds its share of discrete Gaussian noise
+// before masking and is charged for the worst case, exactly t survivors.
+//
 // # Durability
 //
 // With a state directory the coordinator checkpoints at every round boundary

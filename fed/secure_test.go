@@ -233,7 +233,13 @@ func TestSecureAggregationBelowThreshold(t *testing.T) {
 				if len(f.records) == 0 || f.records[0].Committed || f.records[0].Err == "" || f.records[0].Secure.Stages != tc.stages {
 					t.Fatalf("first record %+v; want an aborted attempt after %d stages", f.records, tc.stages)
 				}
-				if !tc.delivered {
+				if tc.delivered {
+					// p2 and p5 revealed their shares in attempt 1; they
+					// take part in no other attempt at round 1.
+					if len(f.records) < 2 || !slices.Equal(f.records[1].Refused, []string{"p2", "p5"}) {
+						t.Errorf("second attempt refused by %v; want [p2 p5], who revealed in the first", f.records[1:])
+					}
+				} else {
 					for id, ks := range f.kinds {
 						if slices.Contains(ks, secagg.KindUnmask) {
 							t.Errorf("party %s received an unmask request", id)
