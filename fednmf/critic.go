@@ -86,7 +86,14 @@ func general(rows, cols int, data []float64) blas64.General {
 // It leaves ∂Î/∂θ in ws (apply it with ascend) and writes ∂Î/∂y into gy
 // (B×K) unless gy is nil. The gradient of the clipped terms is zero where
 // the clip is active. Needs B ≥ 2.
-func (c critic) smile(theta []float64, a *Matrix, cols []int, y []float64, tau float64, ws *smileWork, gy []float64) float64 {
+//
+// With js set, the gradient left is instead that of the Jensen–Shannon
+// bound Î_JS = (1/B)·Σ_j −softplus(−T_jj) − 1/(B(B−1))·Σ_{j≠j'} softplus(T_jj'),
+// as Song and Ermon's SMILE code trains its critic: the gradient of Eq. 2
+// rewards T on the positive pairs without bound (the clip caps only the
+// shuffled pairs), so following it drives T and H to overflow. The value
+// returned is Eq. 2's either way; jsValue is Î_JS.
+func (c critic) smile(theta []float64, a *Matrix, cols []int, y []float64, tau float64, ws *smileWork, gy []float64, js bool) (val, jsValue float64) {
 	b := len(cols)
 	if b < 2 || b > ws.b {
 		panic("fednmf: smile: batch size outside [2, workspace]")
@@ -158,12 +165,19 @@ func (c critic) smile(theta []float64, a *Matrix, cols []int, y []float64, tau f
 		}
 	}
 	pos /= float64(b)
-	val := pos - (lse - math.Log(float64(b*(b-1))))
+	val = pos - (lse - math.Log(float64(b*(b-1))))
 	gt := ws.gt[:bb]
+	nb, nn := float64(b), float64(b*(b-1))
 	for j := range b {
 		for jj := range b {
 			p := j*b + jj
 			switch {
+			case js && jj == j:
+				jsValue -= softplus(-t[p]) / nb
+				gt[p] = sigmoid(-t[p]) / nb
+			case js:
+				jsValue -= softplus(t[p]) / nn
+				gt[p] = -sigmoid(t[p]) / nn
 			case jj == j:
 				gt[p] = 1 / float64(b)
 			case t[p] > -tau && t[p] < tau:
@@ -234,8 +248,17 @@ func (c critic) smile(theta []float64, a *Matrix, cols []int, y []float64, tau f
 	if gy != nil {
 		blas64.Gemm(blas.NoTrans, blas.Trans, 1, general(b, Hidden1, day), general(c.k, Hidden1, w1y), 0, general(b, c.k, gy))
 	}
-	return val
+	return val, jsValue
 }
+
+func softplus(x float64) float64 {
+	if x > 30 {
+		return x
+	}
+	return math.Log1p(math.Exp(x))
+}
+
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 
 // backFirst writes ∂Î/∂z1 = (∂Î/∂z2 · W2) ⊙ [h1 > 0] over h1 in place,
 // one block of pairs at a time so that the mask is read before the row is

@@ -40,10 +40,12 @@ func TestSmileGradient(t *testing.T) {
 		name string
 		tau  float64
 		b    int
+		js   bool // the Jensen–Shannon gradient that trains the critic
 	}{
 		{name: "no clip active", tau: 50, b: 5},
 		{name: "clip active", tau: 0.05, b: 4},
 		{name: "two documents", tau: 5, b: 2},
+		{name: "JS bound", tau: 5, b: 4, js: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,7 +69,7 @@ func TestSmileGradient(t *testing.T) {
 			}
 			ws := newSmileWork(c, tt.b)
 			gy := make([]float64, len(y))
-			c.smile(theta, a, cols, y, tt.tau, ws, gy)
+			c.smile(theta, a, cols, y, tt.tau, ws, gy, tt.js)
 			grad := make([]float64, len(theta))
 			c.ascend(grad, a, cols, ws, 1)
 			var clipped int
@@ -80,7 +82,13 @@ func TestSmileGradient(t *testing.T) {
 				t.Fatalf("no shuffled pair is clipped at τ = %v: the case tests nothing", tt.tau)
 			}
 			fws := newSmileWork(c, tt.b)
-			f := func() float64 { return c.smile(theta, a, cols, y, tt.tau, fws, nil) }
+			f := func() float64 {
+				v, jv := c.smile(theta, a, cols, y, tt.tau, fws, nil, tt.js)
+				if tt.js {
+					return jv
+				}
+				return v
+			}
 			const h = 1e-6
 			check := func(what string, i int, p *float64, got float64) {
 				t.Helper()

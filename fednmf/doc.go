@@ -40,9 +40,12 @@
 //   - The gradients of a step are taken at the current (W, H, θ) and
 //     applied together (the paper lists the three updates in sequence
 //     without saying which values each reads).
-//   - SMILE's gradient is the gradient of Eq. 2 as written, zero where the
-//     clip is active (Song and Ermon's code instead back-propagates the
-//     Jensen–Shannon bound and reports the SMILE value).
+//   - The critic and H follow the gradient of the Jensen–Shannon bound, and
+//     the SMILE value of Eq. 2 is what is reported, as in Song and Ermon's
+//     SMILE code: the gradient of Eq. 2 itself rewards T on the positive
+//     pairs without bound (the clip caps only the shuffled pairs) and made
+//     W and H overflow within a few rounds in our runs. Both gradients are
+//     checked against finite differences.
 //   - Sampling: m = max(⌊C·n⌋, 1) clients without replacement per round
 //     (Algorithm 1); clients not sampled get a short skip message and
 //     answer idle, so every client takes part in every round's protocol.

@@ -104,6 +104,11 @@ func (l *Learner) Learn(round int, b []byte) (fed.Step, error) {
 	for i := range theta {
 		delta[nw+i] = theta[i] - x[nw+i]
 	}
+	for _, d := range delta {
+		if math.IsNaN(d) || math.IsInf(d, 0) {
+			return fed.Step{}, fmt.Errorf("fednmf: party %s: round %d: local SGD diverged (W or θ is no longer finite): lower lr (now %g)", l.id, round, l.cfg.LR)
+		}
+	}
 	docs := l.c.a.N
 	if l.cfg.DP() {
 		clipTo(delta, l.cfg.Clip)

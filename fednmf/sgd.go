@@ -103,7 +103,7 @@ func (c *client) step(w, theta []float64, cols []int) float64 {
 	mi := c.cfg.MILambda > 0 && b >= 2
 	if mi {
 		gy := c.gy[:b*k]
-		c.crit.smile(theta, c.a, cols, hb, c.cfg.SMILEClip, c.ws, gy)
+		c.crit.smile(theta, c.a, cols, hb, c.cfg.SMILEClip, c.ws, gy, true)
 		for i, g := range gy {
 			gh[i] -= c.cfg.MILambda * g
 		}
