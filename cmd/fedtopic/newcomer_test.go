@@ -22,9 +22,9 @@ const demoCorpus = "../../demo/wordnet-glosses.jsonl"
 // words repeated.
 func TestDefaultsOnDemo(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs every algorithm on the demo corpus (about 5 s)")
+		t.Skip("runs every algorithm on the demo corpus (about 15 s)")
 	}
-	for _, alg := range []string{"adlda", "ftm"} {
+	for _, alg := range methodNames(methods()) {
 		t.Run(alg, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "run")
 			stdout, stderr, err := runCmd(t, "simulate", "--algorithm", alg, "--corpus", demoCorpus, "--topics", "10", "--out", out, "--seed", "1")

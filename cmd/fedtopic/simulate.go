@@ -205,12 +205,12 @@ docs/methods.md describes each algorithm and its defaults.`,
 				}
 				parts = append(parts, p)
 			}
+			var methodParts []costPart
 			if meth.cost != nil {
-				p, err := meth.cost(paramJSON, flagKnobs)
-				if err != nil {
+				if methodParts, err = meth.cost(paramJSON, flagKnobs); err != nil {
 					return usageError{err}
 				}
-				parts = append(parts, p...)
+				parts = append(parts, methodParts...)
 			}
 			budget := accountant.Budget{Epsilon: budgetEps, Delta: budgetDelta, Unit: "document"}
 			if err := budget.Validate(); err != nil {
@@ -258,8 +258,8 @@ docs/methods.md describes each algorithm and its defaults.`,
 			if plan.private() {
 				fmt.Fprintf(e.stderr, "privacy: each party spends %s; budget ε = %s (%s)\n", plan, fmtEps(budget.Epsilon), budgetSource)
 			}
-			if meth.cost == nil {
-				fmt.Fprintf(e.stderr, "privacy: %s is not private: its updates leave the parties exactly, without noise\n", alg.Name)
+			if len(methodParts) == 0 {
+				fmt.Fprintf(e.stderr, "privacy: %s, as configured, is not private: its updates leave the parties without noise\n", alg.Name)
 			}
 			for _, p := range parts {
 				if p.group > 0 {
