@@ -142,7 +142,11 @@ func runAttacks(ctx context.Context, out, log io.Writer, o attackOptions) error 
 			if err != nil {
 				return fmt.Errorf("experiment attacks: %s: %w", c.method, err)
 			}
-			fmt.Fprintf(log, "attacks: %s, noise %s: ε lower bound %.3g (claimed %.4g) over %d trials\n", c.method, line["noise"], line["epsilon_lb"], line["claimed_epsilon"], o.trials)
+			claim := "no noise"
+			if !off {
+				claim = fmt.Sprintf("claimed %.4g", line["claimed_epsilon"])
+			}
+			fmt.Fprintf(log, "attacks: %s, noise %s: ε lower bound %.3g (%s) over %d trials per dataset\n", c.method, line["noise"], line["epsilon_lb"], claim, o.trials)
 			if err := enc.Encode(line); err != nil {
 				return fmt.Errorf("experiment attacks: %w", err)
 			}
@@ -364,7 +368,7 @@ func learnOnce(l fed.Learner, a modelAggregator) (float64, error) {
 // (default ε and rounds; one round attacked).
 func pctdGame(variant string) func(uint64, bool) (attack.Game, []privacy.Event, error) {
 	return func(seed uint64, noiseOff bool) (attack.Game, []privacy.Event, error) {
-		params := map[string]any{"variant": variant, "topics": 3, "no_noise": noiseOff}
+		params := map[string]any{"variant": variant, "topics": 3, "no_noise": noiseOff, "max_doc_tokens": pctdDefaultMaxDocLength}
 		if variant == pctd.VariantUnit {
 			params["sigma"] = 0.25
 		}
@@ -463,7 +467,8 @@ func fedldaGame(mech string) func(uint64, bool) (attack.Game, []privacy.Event, e
 // fednmfGame plays against one DP-FedAvg round of FedNMF (clip S = 1,
 // noise multiplier z = 1, every client sampled), as the coordinator
 // releases it: client 0, whose documents hold the planted word, takes part
-// or not. The statistic is the planted word's row of the released W.
+// or not. The statistic is the change of the planted word's row of W
+// between the broadcasts before and after the round.
 func fednmfGame(seed uint64, noiseOff bool) (attack.Game, []privacy.Event, error) {
 	cfg := fednmf.Config{K: 3, Clip: 1, NoiseMultiplier: 1, ClientFraction: 1}
 	params := map[string]any{"k": 3, "clip": 1.0, "noise_multiplier": 1.0, "client_fraction": 1.0}
@@ -484,6 +489,7 @@ func fednmfGame(seed uint64, noiseOff bool) (attack.Game, []privacy.Event, error
 		if err != nil {
 			return 0, err
 		}
+		before := a.W()
 		var ups []fed.Update
 		for p, docs := range [][][]int32{planted, baseDocs()} {
 			if p == 0 && !in {
@@ -515,7 +521,7 @@ func fednmfGame(seed uint64, noiseOff bool) (attack.Game, []privacy.Event, error
 		w := a.W()
 		var x float64
 		for k := range 3 {
-			x += w[plantedWord*3+k]
+			x += w[plantedWord*3+k] - before[plantedWord*3+k]
 		}
 		return x, nil
 	})

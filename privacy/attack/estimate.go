@@ -125,8 +125,10 @@ func errorsAt(in, out []float64, t float64) (fp, fn int) {
 
 // bestThreshold returns the threshold among the observed statistics whose
 // test separates in from out best: the largest ε bound with the error rates
-// smoothed as (errors + 1)/(trials + 2), a cheap stand-in for the
-// Clopper–Pearson bounds that ranks tests the same way in practice.
+// replaced by their Wilson upper bounds at z = 1.96, a cheap stand-in for
+// the Clopper–Pearson bounds that ranks tests nearly the same way (a
+// threshold in the far tail, where few errors happen to fall, is not
+// preferred for luck alone).
 func bestThreshold(in, out []float64, delta float64) (float64, error) {
 	if len(in) == 0 || len(out) == 0 {
 		return 0, errors.New("attack: no statistics to choose a threshold from")
@@ -140,11 +142,21 @@ func bestThreshold(in, out []float64, delta float64) (float64, error) {
 		fn, _ := slices.BinarySearch(in, math.Nextafter(t, math.Inf(1)))
 		le, _ := slices.BinarySearch(out, math.Nextafter(t, math.Inf(1)))
 		fp := len(out) - le
-		fpr, fnr := (float64(fp)+1)/(n+2), (float64(fn)+1)/(n+2)
+		fpr, fnr := wilsonUpper(float64(fp), n), wilsonUpper(float64(fn), n)
 		eps := max(math.Log((1-delta-fnr)/fpr), math.Log((1-delta-fpr)/fnr))
 		if eps > bestEps {
 			best, bestEps = t, eps
 		}
 	}
 	return best, nil
+}
+
+// wilsonUpper is the upper end of the Wilson score interval at z = 1.96
+// for k successes in n trials.
+func wilsonUpper(k, n float64) float64 {
+	const z = 1.96
+	p := k / n
+	c := p + z*z/(2*n)
+	r := z * math.Sqrt(p*(1-p)/n+z*z/(4*n*n))
+	return min(1, (c+r)/(1+z*z/n))
 }
