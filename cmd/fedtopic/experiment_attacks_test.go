@@ -18,13 +18,15 @@ import (
 // u = 1 − (α/2)^(1/n), 3.47 at n = 400 and this α; measured at seed 3:
 // 3.47 (FTM's mechanism), 3.46 (PC-TD, whose random initial topics leave
 // a trace of the planted word's β in a few noiseless releases without it),
-// 3.44 (FedLDA, whose users send a sample of their tuples, which misses
-// the planted word in 1.75% of the iterations) and 2.84 (FedNMF, whose
-// noiseless mean is weighted by each client's documents). FTM's full learner takes about 60 ms a release and is
+// and 3.44 (FedLDA, whose users send a sample of their tuples, which
+// misses the planted word in 1.75% of the iterations). FedNMF's game is
+// left out: its statistic (the planted word's row of W) has power at some
+// seeds only, because the coordinator's random initial W moves it more
+// than one client's update does. FTM's full learner takes about 60 ms a release and is
 // played by the command only; its mechanism is played here.
 func TestAttacksBelowClaim(t *testing.T) {
 	const trials = 400
-	methods := []string{"ftm-mechanism", "pctd-unit", "pctd-ssp", "fedlda-krr", "fedlda-tkrr", "fedlda-rrp", "fednmf-dp"}
+	methods := []string{"ftm-mechanism", "pctd-unit", "pctd-ssp", "fedlda-krr", "fedlda-tkrr", "fedlda-rrp"}
 	var out, log bytes.Buffer
 	if err := runAttacks(context.Background(), &out, &log, attackOptions{trials: trials, alpha: 1e-5, seed: 3, methods: methods}); err != nil {
 		t.Fatalf("runAttacks: %v", err)
