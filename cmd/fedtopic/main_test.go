@@ -66,11 +66,14 @@ func checkTopicsSeparate(t *testing.T, m *topic.Model) {
 }
 
 func TestTrainRecoversTopics(t *testing.T) {
-	for _, model := range []string{"lda", "slda", "pctd"} {
+	for _, model := range []string{"lda", "slda", "pctd", "nmf"} {
 		t.Run(model, func(t *testing.T) {
 			args := []string{"--model", model}
-			if model == "pctd" {
+			switch model {
+			case "pctd":
 				args = append(args, "--iterations", "30") // EM iterations
+			case "nmf":
+				args = append(args, "--iterations", "200") // at most; HALS stops when settled
 			}
 			path := trainThree(t, args...)
 			m, err := topic.Load(path)
@@ -82,6 +85,26 @@ func TestTrainRecoversTopics(t *testing.T) {
 			}
 			checkTopicsSeparate(t, m)
 		})
+	}
+}
+
+// TestTrainNMFSGD checks that train --model nmf-sgd writes an NMF model
+// and records how: SGD NMF from a random start may merge two of the three
+// word groups of the test corpus (a local minimum), so the test asserts
+// the model and its provenance, not separated topics; the fednmf package
+// tests the solver itself.
+func TestTrainNMFSGD(t *testing.T) {
+	path := trainThree(t, "--model", "nmf-sgd", "--iterations", "20", "--mi-lambda", "0.1")
+	m, err := topic.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.K != 3 || m.V != 24 || m.Prov.Method != "nmf-sgd" || m.Prov.Params["mi_lambda"] != "0.1" || m.Prov.Params["iterations"] != "20" {
+		t.Errorf("model K=%d V=%d provenance %+v; want 3 topics over 24 words, nmf-sgd, λ 0.1, 20 iterations", m.K, m.V, m.Prov)
+	}
+	if _, stderr, err := runCmd(t, "train", "--corpus", "testdata/three.txt", "--tokenizer", "whitespace", "--topics", "3", "--model", "nmf",
+		"--mi-lambda", "0.1", "--out", filepath.Join(t.TempDir(), "m")); err == nil || !strings.Contains(stderr, "--mi-lambda applies to --model nmf-sgd only") {
+		t.Errorf("train --model nmf --mi-lambda: %v, %q; want a usage error", err, stderr)
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fedtopic/fedtopic/corpus"
+	"github.com/fedtopic/fedtopic/fednmf"
 	"github.com/fedtopic/fedtopic/internal/rng"
 	"github.com/fedtopic/fedtopic/lda"
 	"github.com/fedtopic/fedtopic/pctd"
@@ -15,8 +18,59 @@ import (
 	"github.com/fedtopic/fedtopic/vocab"
 )
 
-// modelPCTD is train's --model for PC-TD's non-private EM.
-const modelPCTD = "pctd"
+// Train's --model values beside LDA's: PC-TD's non-private EM and NMF.
+const (
+	modelPCTD   = "pctd"
+	modelNMF    = "nmf"
+	modelNMFSGD = "nmf-sgd"
+)
+
+// nmfDefaultIterations are train's defaults for NMF: HALS sweeps (at
+// most; it stops when the objective settles) and SGD rounds of FedNMF's
+// local epochs over the pooled data, each of which updates the whole V×K
+// matrix W once per batch.
+func nmfDefaultIterations(model string) int {
+	if model == modelNMF {
+		return 200
+	}
+	return 10
+}
+
+// trainNMF fits NMF to c: by HALS (nmf) or by FedNMF's client SGD on
+// the pooled data (nmf-sgd), and returns W's normalized columns as topics.
+func trainNMF(ctx context.Context, c *corpus.Corpus, words []string, model string, k, iters int, features string, miLambda float64, seed uint64) (*topic.Model, error) {
+	if miLambda != 0 && model != modelNMFSGD {
+		return nil, usagef("--mi-lambda applies to --model nmf-sgd only")
+	}
+	var (
+		res *fednmf.Result
+		err error
+	)
+	params := map[string]string{"model": model, "features": features}
+	if model == modelNMF {
+		res, err = fednmf.Train(ctx, c, fednmf.TrainConfig{K: k, Iterations: iters, Features: features, Seed: seed})
+	} else {
+		res, err = fednmf.TrainSGD(c, words, fednmf.Config{K: k, Rounds: iters, Features: features, MILambda: miLambda}, seed)
+		params["mi_lambda"] = strconv.FormatFloat(miLambda, 'g', -1, 64)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if model == modelNMF {
+		params["iterations"] = strconv.Itoa(len(res.Objective))
+	} else {
+		params["iterations"] = strconv.Itoa(iters)
+	}
+	m, err := res.Model(words)
+	if err != nil {
+		return nil, err
+	}
+	m.Prov.Method = model
+	m.Prov.Seed = seed
+	m.Prov.Params = params
+	params["average"] = "1"
+	return m, nil
+}
 
 func newTrainCmd(e *env) *cobra.Command {
 	var (
@@ -28,6 +82,8 @@ func newTrainCmd(e *env) *cobra.Command {
 		vocabFile string
 		saveVocab string
 		bo        vocab.BuildOptions
+		features  string
+		miLambda  float64
 	)
 	cmd := &cobra.Command{
 		Use:   "train --corpus FILE --topics K --out MODEL",
@@ -71,7 +127,7 @@ sweeps (--average; --average 1 takes the final state's alone).`,
 			}
 			cfg.Seed = s
 			lc := cfg
-			if lc.Model == modelPCTD {
+			if lc.Model == modelPCTD || lc.Model == modelNMF || lc.Model == modelNMFSGD {
 				lc.Model = lda.ModelLDA // the shared checks; PC-TD's own come in pctd.Train
 			}
 			if err := lc.Validate(); err != nil {
@@ -103,7 +159,19 @@ sweeps (--average; --average 1 takes the final state's alone).`,
 			// The samplers report progress in tokens, SentenceLDA too.
 			start := time.Now()
 			var m *topic.Model
-			if cfg.Model == modelPCTD {
+			switch cfg.Model {
+			case modelNMF, modelNMFSGD:
+				if !cmd.Flags().Changed("iterations") {
+					cfg.Iterations = nmfDefaultIterations(cfg.Model)
+				}
+				m, err = trainNMF(ctx, c, v.Words(), cfg.Model, cfg.K, cfg.Iterations, features, miLambda, s)
+				if err != nil {
+					return err
+				}
+				if n, err := strconv.Atoi(m.Prov.Params["iterations"]); err == nil {
+					cfg.Iterations = n // HALS may stop early
+				}
+			case modelPCTD:
 				// PC-TD's EM without noise: the paper's "single party"
 				// and "centralized" baselines.
 				if !cmd.Flags().Changed("iterations") {
@@ -118,7 +186,7 @@ sweeps (--average; --average 1 takes the final state's alone).`,
 				}
 				m.Prov.Params = map[string]string{"model": modelPCTD, "iterations": strconv.Itoa(cfg.Iterations)}
 				m.Prov.Params["average"] = "1"
-			} else {
+			default:
 				bar := newProgress(e.stderr, int64(cfg.Iterations)*int64(c.NumTokens()), "sampling", " tokens")
 				m, err = lda.Train(ctx, c, cfg, func(iter, done int) { bar.Set(int64(done)) })
 				bar.Done()
@@ -142,8 +210,11 @@ sweeps (--average; --average 1 takes the final state's alone).`,
 			}
 			rate := float64(cfg.Iterations) * float64(c.NumTokens()) / elapsed.Seconds()
 			estimate := "Φ of the final state"
-			if cfg.Model == modelPCTD {
+			switch cfg.Model {
+			case modelPCTD:
 				estimate = "EM's final p(w|z)"
+			case modelNMF, modelNMFSGD:
+				estimate = "W's normalized columns"
 			}
 			if a := m.Prov.Params["average"]; a != "1" {
 				estimate = "Φ averaged over the last " + a + " sweeps"
@@ -157,7 +228,9 @@ sweeps (--average; --average 1 takes the final state's alone).`,
 	cf.register(fs, "training text")
 	fs.IntVarP(&cfg.K, "topics", "k", 0, "number of topics K (required)")
 	fs.IntVar(&cfg.Iterations, "iterations", 1000, "sampler sweeps over the corpus")
-	fs.StringVar(&cfg.Model, "model", lda.ModelLDA, "lda, slda (SentenceLDA: one topic per sentence) or pctd (PC-TD's EM over windows of 3 words without noise: the baseline of --algorithm pctd; --iterations counts EM iterations, default 20)")
+	fs.StringVar(&cfg.Model, "model", lda.ModelLDA, "lda, slda (SentenceLDA: one topic per sentence), pctd (PC-TD's EM over windows of 3 words without noise: the baseline of --algorithm pctd; --iterations counts EM iterations, default 20), nmf (NMF by HALS on the tf-idf matrix; --iterations at most, default 200) or nmf-sgd (NMF by mini-batch SGD as each FedNMF client trains, with --mi-lambda its MI term; --iterations counts rounds of local epochs, default 10)")
+	fs.StringVar(&features, "features", "tfidf", "nmf, nmf-sgd: the document matrix: tfidf or counts")
+	fs.Float64Var(&miLambda, "mi-lambda", 0, "nmf-sgd: λ, the weight of the mutual-information term (FedNMF+MI); 0 is plain SGD NMF")
 	fs.StringVar(&cfg.Sampler, "sampler", lda.SamplerMH, "mh (parallel: a collapsed AD-LDA burn-in, then the partially collapsed chain; exact draws in short documents, O(1) Metropolis-Hastings steps in long ones) or gibbs (exact collapsed Gibbs, O(K) per token, one core)")
 	fs.Float64Var(&cfg.Alpha, "alpha", 0, "symmetric document-topic prior per topic (default 5/K)")
 	fs.Float64Var(&cfg.Beta, "beta", 0, "symmetric topic-word prior (default 0.01)")
