@@ -60,7 +60,7 @@
 //   - model, the global model (topic.Load), and PARTY.model, each party's
 //     final local model (p1.model, ...), unless the summary's "models"
 //     names other files.
-//   - e1.jsonl … e8.jsonl (also e3-bytes.jsonl and the like), experiment
+//   - e1.jsonl … e8.jsonl (also e3-bytes.jsonl and the like) and attacks.jsonl, experiment
 //     results: JSON lines of flat objects. A line {"plot": {"x": COLUMN,
 //     "y": COLUMN, "series": [COLUMN...]}} chooses what is plotted;
 //     otherwise x is the first of round, iteration, bytes, epsilon, tau,

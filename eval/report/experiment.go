@@ -16,8 +16,10 @@ import (
 )
 
 // experimentFile matches the result files of the experiments E1–E8 of
-// docs/experiments.md: e1.jsonl, E2.jsonl, e3-bytes.jsonl, e4_classify.jsonl.
-var experimentFile = regexp.MustCompile(`^[eE]([1-8])([-_.][^/]*)?\.jsonl$`)
+// docs/experiments.md (e1.jsonl, E2.jsonl, e3-bytes.jsonl,
+// e4_classify.jsonl) and of the privacy attacks (attacks.jsonl,
+// docs/attacks.md).
+var experimentFile = regexp.MustCompile(`^(?:[eE]([1-8])|(attacks))([-_.][^/]*)?\.jsonl$`)
 
 // experiment is one experiment result file: JSON lines of flat objects.
 type experiment struct {
@@ -70,7 +72,10 @@ func readExperiments(dir string) ([]experiment, error) {
 		if err != nil {
 			return nil, err
 		}
-		x.id = "E" + m[1]
+		x.id = "Attacks"
+		if m[1] != "" {
+			x.id = "E" + m[1]
+		}
 		out = append(out, x)
 	}
 	return out, nil

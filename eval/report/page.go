@@ -1193,6 +1193,7 @@ var experimentInfo = map[string]string{
 	"E5": "PC-TD: perplexity against iterations for several σ, federated against each single party; coherence against K (PC-TD Fig. 2–4).",
 	"E6": "FedLDA: perplexity against iterations for RRP, kRR, t-kRR and no privacy; sweeps of ε, K, δ and the sample ratio (FedLDA Fig. 5, Table 2).",
 	"E7": "FedNMF: embedding coherence and SVM F1/accuracy across methods, K and client counts (FedNMF Tables III–IV, Fig. 2–4).",
+	"Attacks": "Privacy attacks: the ε an attack can prove from what each method releases (a lower bound with its confidence) beside the ε the method claims; with noise off the same attacks show their power (docs/attacks.md).",
 	"E8": "Topic-adapted language model: held-out perplexity of the n-gram model alone against adapted with each party's model and with the federated one (FTM §4.5, iFTM §4.5).",
 }
 

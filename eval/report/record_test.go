@@ -207,12 +207,13 @@ func TestExperimentFileNames(t *testing.T) {
 	}{
 		{"e1.jsonl", "1"}, {"E8.jsonl", "8"}, {"e3-bytes.jsonl", "3"}, {"e4_classify.jsonl", "4"},
 		{"e9.jsonl", ""}, {"run.jsonl", ""}, {"e12.jsonl", ""}, {"e1.json", ""},
+		{"attacks.jsonl", "attacks"}, {"attacks-long.jsonl", "attacks"}, {"myattacks.jsonl", ""},
 	}
 	for _, tt := range tests {
 		m := experimentFile.FindStringSubmatch(tt.name)
 		got := ""
 		if m != nil {
-			got = m[1]
+			got = m[1] + m[2]
 		}
 		if got != tt.want {
 			t.Errorf("experiment id of %q = %q, want %q", tt.name, got, tt.want)

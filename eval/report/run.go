@@ -78,7 +78,7 @@ func loadRuns(ctx context.Context, dirs []string) ([]*run, error) {
 			return nil, err
 		}
 		if len(subs) == 0 && len(exps) == 0 {
-			return nil, fmt.Errorf("report: %s has no %s, no experiment results (e1.jsonl … e8.jsonl) and no subdirectory with a run record", dir, RecordFile)
+			return nil, fmt.Errorf("report: %s has no %s, no experiment results (e1.jsonl … e8.jsonl, attacks.jsonl) and no subdirectory with a run record", dir, RecordFile)
 		}
 		if len(exps) > 0 {
 			runs = append(runs, &run{dir: dir, exps: exps})
