@@ -276,7 +276,13 @@ func (p *Party) prepare(ctx context.Context, task *Task) (sub *Submission, pr Pa
 	}
 	step, err := p.learner.Learn(task.Round, task.Broadcast)
 	if err != nil {
-		return nil, pr, nil, fmt.Errorf("fed: party %s: round %d: learn: %w", p.cfg.ID, task.Round, err)
+		// The coordinator is told that the round is refused and why in
+		// words that name no data; the party's own error, which may, stays
+		// here and ends the party.
+		err = fmt.Errorf("fed: party %s: round %d: learn: %w", p.cfg.ID, task.Round, err)
+		p.log.Error("learner failed", "round", task.Round, "err", err)
+		p.refusal(sub, task.Round, errLearnerFailed)
+		return sub, pr, err, nil
 	}
 	if err := p.charge(ctx, task.Round, step.Spent); err != nil {
 		if errors.Is(err, ErrBudgetExhausted) {
@@ -300,6 +306,10 @@ func (p *Party) prepare(ctx context.Context, task *Task) (sub *Submission, pr Pa
 	pr.Bytes, pr.Spent = len(step.Payload), step.Spent
 	return sub, pr, nil, nil
 }
+
+// errLearnerFailed is the reason a party sends when its learner fails: the
+// learner's own error stays with the party.
+var errLearnerFailed = errors.New("the party's learner failed (the party's own log says why)")
 
 // refusal turns sub into a refusal of round for the reason err.
 func (p *Party) refusal(sub *Submission, round int, err error) {

@@ -329,7 +329,12 @@ func (e *engine) play(ctx context.Context, alg string, agg fed.Aggregator, val f
 	var coordErr error
 	var wg sync.WaitGroup
 	for i, p := range parties {
-		wg.Go(func() { _, partyErrs[i] = p.Run(ctx) })
+		wg.Go(func() {
+			_, partyErrs[i] = p.Run(ctx)
+			if err := partyErrs[i]; failed(err) && ctx.Err() == nil {
+				cancel() // one process: no party outlives a party that failed
+			}
+		})
 	}
 	wg.Go(func() {
 		res, coordErr = coord.Run(ctx)
@@ -338,14 +343,23 @@ func (e *engine) play(ctx context.Context, alg string, agg fed.Aggregator, val f
 		}
 	})
 	wg.Wait()
-	if coordErr != nil {
-		return nil, coord.Committed(), coordErr
-	}
 	var errs []error
 	for i, err := range partyErrs {
-		if err != nil && !errors.Is(err, fed.ErrBudgetExhausted) && !errors.Is(err, inproc.ErrCrashed) {
+		if failed(err) && !errors.Is(err, context.Canceled) {
 			errs = append(errs, fmt.Errorf("sim: party %s: %w", e.ids[i], err))
 		}
 	}
+	if coordErr != nil {
+		// A party's own failure is the cause; the coordinator's error
+		// (a quorum it could not reach, a cancelled run) follows from it.
+		return nil, coord.Committed(), errors.Join(append(errs, coordErr)...)
+	}
 	return res, res.Rounds, errors.Join(errs...)
+}
+
+// failed reports whether a party's error is a failure of the run rather
+// than a party stopping for lack of budget or by an injected crash, which
+// the coordinator's quorum decides about.
+func failed(err error) bool {
+	return err != nil && !errors.Is(err, fed.ErrBudgetExhausted) && !errors.Is(err, inproc.ErrCrashed)
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fedtopic/fedtopic/corpus"
 	"github.com/fedtopic/fedtopic/fed"
@@ -258,5 +259,59 @@ func TestRunRecordMerges(t *testing.T) {
 	wantJSON, _ := json.Marshal(want)
 	if !bytes.Equal(got, wantJSON) {
 		t.Errorf("summary topic_merges = %s; want %s", got, wantJSON)
+	}
+}
+
+// failingLearner fails in its round.
+type failingLearner struct {
+	fed.Learner
+	round int
+}
+
+func (l failingLearner) Learn(round int, broadcast []byte) (fed.Step, error) {
+	if round == l.round {
+		return fed.Step{}, errors.New("local training diverged")
+	}
+	return l.Learner.Learn(round, broadcast)
+}
+
+// TestPartyFailureNamed: a party whose learner fails ends the simulation at
+// once with its own error first, rather than leaving the coordinator to
+// wait out the round's deadline and report only a missing quorum; the
+// coordinator is told the round is refused in words that name no data.
+func TestPartyFailureNamed(t *testing.T) {
+	sc := sumScenario(1, 4)
+	sc.Budget = accountant.Budget{Epsilon: 10}
+	sc.RoundTimeout = time.Hour // a run that waited for the deadline would not end
+	alg := sc.Algorithm
+	alg.NewLearner = func(s fed.Setup, party int, docs *corpus.Corpus) (fed.Learner, error) {
+		l, err := fedtest.Sum.NewLearner(s, party, docs)
+		if party == 1 {
+			return failingLearner{Learner: l, round: 2}, err
+		}
+		return l, err
+	}
+	sc.Algorithm = alg
+	var rec bytes.Buffer
+	sc.Record = &rec
+	done := make(chan error, 1)
+	go func() { _, err := sim.Run(context.Background(), sc); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "sim: party p2") || !strings.Contains(err.Error(), "local training diverged") {
+			t.Errorf("Run = %v; want party p2's own error first", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run still waiting 30 s after a party's learner failed")
+	}
+	// What the coordinator recorded of the rounds is what it was told.
+	rounds, _ := readRecord(t, rec.Bytes())
+	var told string
+	for _, r := range rounds {
+		b, _ := json.Marshal(r)
+		told += string(b)
+	}
+	if strings.Contains(told, "diverged") || !strings.Contains(told, "learner failed") {
+		t.Errorf("the coordinator's round records %s; want that p2's learner failed, without its own error", told)
 	}
 }
