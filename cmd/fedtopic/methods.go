@@ -165,8 +165,8 @@ func lookupAlgorithm(name string) (fed.Algorithm, error) {
 // sharedFlags are flags several methods read, each with its own default
 // where the flag is not given.
 func registerSharedFlags(fs *pflag.FlagSet) []string {
-	fs.Float64("epsilon", 0, "ε of the method's noise, per its own unit (ftm: per word occurrence, default 11)")
-	fs.Int("max-doc-length", 0, "truncate documents to this many tokens before any release, which bounds the cost per document (ftm: default 30; the cost per document is at most this times --epsilon)")
+	fs.Float64("epsilon", 0, "ε of the method's noise, per its own unit: ftm per word occurrence (default 11); pctd per document over the whole run (default 10, the ssp variant); fedlda per tuple (default 10)")
+	fs.Int("max-doc-length", 0, "truncate documents to this many tokens before any release, which bounds the cost per document: ftm default 30 (the cost per document is at most this times --epsilon); pctd default 30; fedlda: the padding length M, default 20")
 	return []string{"epsilon", "max-doc-length"}
 }
 
