@@ -292,7 +292,7 @@ func (x *experiment) save(name string, m *topic.Model) error {
 
 func newExperimentCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "experiment e1|e2|e3|e4|e6|dev|attacks",
+		Use:   "experiment e1|e2|e3|e4|e6|dev|attacks|compare",
 		Short: "Run the experiments that check the papers' claims (docs/experiments.md) and write JSON lines",
 		Long: `experiment runs one of the experiments that check the papers' claims on real
 text, and writes one JSON line per measured model or round.
@@ -318,6 +318,6 @@ The corpus is the WordNet glosses (python3 bench/wordnet_glosses.py > FILE,
 from Debian's wordnet-base) or any labelled JSONL corpus. Held-out
 likelihood is document-completion (docs/experiments.md).`,
 	}
-	cmd.AddCommand(newE1Cmd(e), newE2Cmd(e), newE3Cmd(e), newE4Cmd(e), newE6Cmd(e), newDevCmd(e), newAttacksCmd(e))
+	cmd.AddCommand(newE1Cmd(e), newE2Cmd(e), newE3Cmd(e), newE4Cmd(e), newE6Cmd(e), newDevCmd(e), newAttacksCmd(e), newCompareCmd(e))
 	return cmd
 }
