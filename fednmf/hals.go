@@ -18,19 +18,33 @@ import (
 // norm is below it is left as it is (it is zero, and stays so).
 const hdiv = 1e-12
 
-// fitH sets h (N×K) to the non-negative least-squares weights of a's
-// documents with w (V×K) fixed, by iters sweeps of HALS (block coordinate
-// descent, Cichocki & Phan 2009) starting from h's current values. It is
-// the inference of NMF: H for new documents with W fixed.
-func fitH(a *Matrix, w []float64, k int, h []float64, iters int) {
+// FitH sets h (N×K) to the non-negative least-squares weights of a's
+// documents with w (V×K) fixed, by at most iters sweeps of HALS (block
+// coordinate descent, Cichocki & Phan 2009) starting from h's current
+// values: the inference of NMF, H for new documents with W fixed. With
+// tol > 0 a document stops once a sweep moves none of its weights by more
+// than tol times its largest weight; with tol = 0 every document takes
+// every sweep. The problem is convex in h, so the sweeps converge to its
+// minimum whatever the start.
+func FitH(a *Matrix, w []float64, k int, h []float64, iters int, tol float64) error {
+	if len(w) != a.V*k || len(h) != a.N*k {
+		return fmt.Errorf("fednmf: fit H: W has %d entries and H %d, want %d×%d and %d×%d", len(w), len(h), a.V, k, a.N, k)
+	}
+	fitH(a, w, k, h, iters, tol)
+	return nil
+}
+
+// fitH is FitH on arguments of the right sizes.
+func fitH(a *Matrix, w []float64, k int, h []float64, iters int, tol float64) {
 	wtw := make([]float64, k*k)
 	blas64.Gemm(blas.Trans, blas.NoTrans, 1, general(a.V, k, w), general(a.V, k, w), 0, general(k, k, wtw))
 	atw := make([]float64, a.N*k)
 	sparseAtW(a, w, k, atw)
-	for range iters {
-		for j := range a.N {
-			hj := h[j*k : (j+1)*k]
-			aj := atw[j*k : (j+1)*k]
+	for j := range a.N {
+		hj := h[j*k : (j+1)*k]
+		aj := atw[j*k : (j+1)*k]
+		for range iters {
+			var moved, top float64
 			for t := range k {
 				d := wtw[t*k+t]
 				if d < hdiv {
@@ -41,7 +55,13 @@ func fitH(a *Matrix, w []float64, k int, h []float64, iters int) {
 				for u, x := range hj {
 					s += row[u] * x
 				}
-				hj[t] = max(hj[t]+(aj[t]-s)/d, 0)
+				x := max(hj[t]+(aj[t]-s)/d, 0)
+				moved = max(moved, math.Abs(x-hj[t]))
+				hj[t] = x
+				top = max(top, x)
+			}
+			if tol > 0 && moved <= tol*top {
+				break
 			}
 		}
 	}

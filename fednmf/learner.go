@@ -93,7 +93,7 @@ func (l *Learner) Learn(round int, b []byte) (fed.Step, error) {
 	copy(w, x[:nw])
 	copy(theta, x[nw:])
 	if !l.ready {
-		fitH(l.c.a, w, l.sh.k, l.c.h, initSweeps)
+		fitH(l.c.a, w, l.sh.k, l.c.h, initSweeps, 0)
 		l.ready = true
 	}
 	l.c.epochs(rng.Derive(l.seed, "fednmf", "party", l.id, "round", round), w, theta, l.cfg.LocalEpochs)

@@ -149,7 +149,7 @@ func TrainSGD(c *corpus.Corpus, vocab []string, cfg Config, seed uint64) (*Resul
 	cl := newClient(cfg, a)
 	nw := agg.sh.v * agg.sh.k
 	w, theta := agg.x[:nw], agg.x[nw:]
-	fitH(a, w, cfg.K, cl.h, initSweeps)
+	fitH(a, w, cfg.K, cl.h, initSweeps, 0)
 	res := &Result{V: a.V, K: cfg.K, N: a.N, W: w, H: cl.h}
 	for r := 1; r <= cfg.Rounds; r++ {
 		cl.epochs(rng.Derive(seed, "fednmf", "party", "all", "round", r), w, theta, cfg.LocalEpochs)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fedtopic/fedtopic/eval"
+	"github.com/fedtopic/fedtopic/fednmf"
 	"github.com/fedtopic/fedtopic/vocab"
 )
 
@@ -44,7 +45,10 @@ sliding window); the output names the files the counts come from. Text is
 tokenized as the model's training text was unless tokenizer flags are given,
 and only words of the model's vocabulary count: a warning on stderr says how
 many documents and tokens of each corpus the vocabulary drops, and when the
-model has more topics than words. Prints a table, or JSON with --json.`,
+model has more topics than words. Prints a table, or JSON with --json.
+NMF models (train --model nmf or nmf-sgd, simulate --algorithm fednmf) define
+no likelihood of the words: eval says so and leaves perplexity out; the other
+metrics are computed as for LDA.`,
 		Example: `  fedtopic eval --model demo.model --corpus test.jsonl
   fedtopic eval --model demo.model --corpus test.jsonl --train train.jsonl --json`,
 		Args: noArgs,
@@ -91,6 +95,10 @@ model has more topics than words. Prints a table, or JSON with --json.`,
 					return err
 				}
 				warnings = append(warnings, coverageWarnings("--reference", reference, st)...)
+			}
+			if _, nmf := fednmf.ModelFeatures(m); nmf {
+				data.Test = nil // the test documents still count for UMass and NPMI by default
+				warnings = append(warnings, fmt.Sprintf(nmfNoPerplexity, m.Prov.Method))
 			}
 			if embeddings != "" {
 				if data.Embeddings, err = eval.LoadEmbeddings(embeddings, m.Vocab); err != nil {

@@ -31,7 +31,9 @@ func newExportCmd(e *env) *cobra.Command {
         topic_term_dists, doc_topic_dists, doc_lengths, vocab,
         term_frequency; needs --corpus, whose θ is inferred with the model
         fixed; words the corpus never uses are left out
-  theta-csv  θ of every document of --corpus: doc,topic_0,...`,
+  theta-csv  θ of every document of --corpus: doc,topic_0,...
+θ is inferred as fedtopic infer does: fold-in Gibbs sampling, or for an NMF
+model the normalized least-squares weights with the topics fixed.`,
 		Example: `  fedtopic export --model demo.model --format json --out demo.json
   fedtopic export --model demo.model --format ldavis --corpus demo/wordnet-glosses.jsonl --seed 1 --out demo-ldavis.json`,
 		Args: noArgs,
@@ -105,7 +107,7 @@ func thetaExport(ctx context.Context, cf *corpusFlags, m *topic.Model, format, s
 	if err != nil {
 		return nil, err
 	}
-	theta, err := m.Infer(ctx, docs, topic.InferConfig{Seed: s})
+	theta, err := inferTheta(ctx, m, docs, topic.InferConfig{Seed: s})
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,15 @@ func newInferCmd(e *env) *cobra.Command {
 with the model's topics fixed and prints one JSON line per document:
 {"id": "...", "theta": [...]}. Text is tokenized as the model's training text
 was unless tokenizer flags are given; words outside the model's vocabulary are
-dropped, and documents left empty are skipped and counted.`,
+dropped, and documents left empty are skipped and counted.
+For an NMF model (train --model nmf or nmf-sgd, simulate --algorithm fednmf)
+θ is each document's non-negative least-squares weights on the model's
+topics (W fixed, HALS sweeps until they settle, at most --sweeps), divided by
+their sum: the share of the document's features each topic explains. The
+features are the model's (tf-idf or counts); tf-idf weighs words by the
+inverse document frequencies of the documents given, as a FedNMF party does
+its own, so infer documents together, not one at a time. The result does not
+depend on --seed.`,
 		Example: `  fedtopic infer --model demo.model --corpus new.jsonl > theta.jsonl`,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -69,7 +77,7 @@ dropped, and documents left empty are skipped and counted.`,
 			if err != nil {
 				return err
 			}
-			theta, err := m.Infer(ctx, c, ic)
+			theta, err := inferTheta(ctx, m, c, ic)
 			if err != nil {
 				return err
 			}
@@ -85,7 +93,7 @@ dropped, and documents left empty are skipped and counted.`,
 	fs.StringVarP(&out, "out", "o", "", "file to write (default standard output)")
 	fs.BoolVar(&force, "force", false, "overwrite --out if it exists")
 	fs.StringVar(&format, "format", "jsonl", "jsonl or csv")
-	fs.IntVar(&ic.Sweeps, "sweeps", 0, "fold-in Gibbs sweeps per document (default 40)")
+	fs.IntVar(&ic.Sweeps, "sweeps", 0, "fold-in Gibbs sweeps per document (default 40); NMF models: HALS sweeps at most (default 500)")
 	fs.IntVar(&ic.BurnIn, "burn-in", 0, "sweeps before θ is averaged (default sweeps/4)")
 	fs.IntVar(&ic.Workers, "workers", 0, "goroutines (default: all cores); never changes the result")
 	fs.StringVar(&seed, "seed", "", "random seed (default: fresh from the OS)")
