@@ -92,6 +92,7 @@ func TestSimulateFTMUsageErrors(t *testing.T) {
 		{name: "topic list for adlda", args: []string{"--algorithm", "adlda", "--topics", "3,4,5"}, want: "adlda takes one number of topics"},
 		{name: "bad topic list", args: []string{"--algorithm", "ftm", "--topics", "3,x"}, want: "--topics 3,x"},
 		{name: "no length bound", args: []string{"--algorithm", "ftm", "--topics", "3", "--max-doc-length", "0"}, want: "--max-doc-length 0"},
+		{name: "negative epsilon", args: []string{"--algorithm", "pctd", "--topics", "3", "--epsilon", "-1"}, want: "--epsilon -1: want a finite number > 0"},
 		{name: "bad tau", args: []string{"--algorithm", "ftm", "--topics", "3", "--tau", "high"}, want: `--tau "high"`},
 		{name: "bad model", args: []string{"--algorithm", "ftm", "--topics", "3", "--model", "plsa", "--max-doc-length", "9"}, want: "model"},
 		{name: "topics for the wrong number of parties", args: []string{"--algorithm", "ftm", "--topics", "3,4", "--max-doc-length", "9", "--split", "sizes=1,2,3"}, want: "--topics 3,4: 2 values for 3 parties"},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -153,6 +154,12 @@ docs/methods.md describes each algorithm and its defaults.`,
 			}
 			if err := checkMethodFlags(c, owners, alg.Name); err != nil {
 				return err
+			}
+			if v, _ := c.Flags().GetFloat64("epsilon"); c.Flags().Changed("epsilon") && !(v > 0 && !math.IsInf(v, 0)) {
+				return usagef("--epsilon %v: want a finite number > 0", v)
+			}
+			if v, _ := c.Flags().GetInt("max-doc-length"); c.Flags().Changed("max-doc-length") && v < 1 {
+				return usagef("--max-doc-length %d: want at least 1 token: it bounds every document's privacy cost (try %d)", v, defaultMaxDocLength)
 			}
 			ks, err := parseTopics(topics)
 			if err != nil {
