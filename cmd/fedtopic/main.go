@@ -138,6 +138,7 @@ its privacy cost is accounted and reported.`,
 		newCoordinatorCmd(e),
 		newPartyCmd(e),
 		newCertsCmd(e),
+		newEmbedCmd(e),
 		newExperimentCmd(e),
 	)
 	return root
