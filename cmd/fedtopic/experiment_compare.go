@@ -1,14 +1,833 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
-// newCompareCmd is experiment compare: every method at one document-level
-// privacy budget against each party alone and the pooled model.
-func newCompareCmd(e *env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "compare",
-		Short: "Every method calibrated to one document-level ε, against each party alone and the pooled model",
-		Args:  noArgs,
-		RunE:  func(*cobra.Command, []string) error { return usagef("experiment compare: not yet available") },
+	"github.com/spf13/cobra"
+
+	"github.com/fedtopic/fedtopic/corpus"
+	"github.com/fedtopic/fedtopic/eval"
+	"github.com/fedtopic/fedtopic/fedlda"
+	"github.com/fedtopic/fedtopic/fednmf"
+	"github.com/fedtopic/fedtopic/ftm"
+	"github.com/fedtopic/fedtopic/internal/rng"
+	"github.com/fedtopic/fedtopic/pctd"
+	"github.com/fedtopic/fedtopic/privacy/accountant"
+	"github.com/fedtopic/fedtopic/sim"
+	"github.com/fedtopic/fedtopic/topic"
+	"github.com/fedtopic/fedtopic/vocab"
+)
+
+// compareFile is the name of experiment compare's result file in --out.
+const compareFile = "compare.jsonl"
+
+// compareFlags configure experiment compare.
+type compareFlags struct {
+	topics      int
+	partyGrid   string
+	epsilons    string
+	delta       float64
+	maxDocLen   int
+	vocabFile   string
+	testFile    string
+	embeddings  string
+	devFraction float64
+	variants    string
+	rounds      string
+	iterations  int
+	nmfClip     float64
+	outDir      string
+}
+
+// compareVariant is one private method (or variant of one) as compare
+// calibrates and runs it.
+type compareVariant struct {
+	name   string // "pctd-ssp"
+	method string // the algorithm: "pctd"
+	// knob names the setting calibrated to the budget; increasing says
+	// whether the cost grows with it (an ε) or falls (a noise multiplier).
+	knob       string
+	increasing bool
+	lo, hi     float64 // the knob's search range
+	rounds     []int   // candidate numbers of rounds, chosen on the development documents
+	// params returns the method's parameters at knob value x with r
+	// rounds; noNoise asks for the same method without noise (ε = ∞).
+	params func(c *compareRun, x float64, r int, noNoise bool) (any, error)
+}
+
+// compareRun is one compare invocation: the data, the settings and the
+// measurements shared by every model.
+type compareRun struct {
+	x         *experiment
+	f         *compareFlags
+	dev       *corpus.Corpus // development documents, taken from each party's own
+	maxLen    int
+	emb       *eval.Embeddings
+	class     *classData
+	vocabDesc string
+}
+
+// compareVariants lists every private method and variant compare runs, in
+// output order.
+func compareVariants() []compareVariant {
+	return []compareVariant{
+		{name: "ftm", method: ftm.Algorithm.Name, knob: "epsilon_per_word", increasing: true, lo: 1e-4, hi: 1e3, rounds: []int{ftm.DefaultRounds},
+			params: func(c *compareRun, x float64, r int, noNoise bool) (any, error) {
+				cfg := ftm.Config{Topics: []int{c.f.topics}, Epsilon: x, Rounds: r, MaxDocTokens: c.maxLen, Debias: ftm.DebiasOutput,
+					Unit: ftm.UnitDocument, Workers: c.x.workers, NoNoise: noNoise}
+				if noNoise {
+					cfg.Epsilon, cfg.Unit, cfg.Debias = 0, "", ""
+				}
+				return cfg, cfg.Validate()
+			}},
+		{name: "pctd-ssp", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 1e-4, hi: 1e4, rounds: []int{5, 10, 20},
+			params: pctdParamsFor(pctd.VariantSSP)},
+		{name: "pctd-unit", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 1e-4, hi: 1e4, rounds: []int{5, 10, 20},
+			params: pctdParamsFor(pctd.VariantUnit)},
+		{name: "fedlda-krr", method: fedlda.Algorithm.Name, knob: "epsilon_per_tuple", increasing: true, lo: 1e-6, hi: 1e3, rounds: []int{fedlda.DefaultRounds},
+			params: fedldaParamsFor(fedlda.MechanismKRR)},
+		{name: "fedlda-tkrr", method: fedlda.Algorithm.Name, knob: "epsilon_per_tuple", increasing: true, lo: 1e-6, hi: 1e3, rounds: []int{fedlda.DefaultRounds},
+			params: fedldaParamsFor(fedlda.MechanismTKRR)},
+		{name: "fednmf-dp", method: fednmf.Algorithm.Name, knob: "noise_multiplier", increasing: false, lo: 1e-3, hi: 1e6, rounds: []int{30},
+			params: func(c *compareRun, x float64, r int, noNoise bool) (any, error) {
+				cfg := fednmf.Config{K: c.f.topics, Rounds: r, ClientFraction: 1, Clip: c.f.nmfClip, NoiseMultiplier: x}
+				if noNoise {
+					cfg.Clip, cfg.NoiseMultiplier = 0, 0
+				}
+				return cfg, cfg.Validate()
+			}},
 	}
+}
+
+// pctdParamsFor builds PC-TD's parameters for a variant: the knob is the
+// target ε per document from which PC-TD calibrates its noise.
+func pctdParamsFor(variant string) func(c *compareRun, x float64, r int, noNoise bool) (any, error) {
+	return func(c *compareRun, x float64, r int, noNoise bool) (any, error) {
+		cfg := pctd.Config{Variant: variant, Epsilon: x, Delta: c.f.delta, Topics: c.f.topics, Rounds: r, MaxDocTokens: c.maxLen,
+			Unit: pctd.UnitDocument, Workers: c.x.workers, NoNoise: noNoise}
+		if noNoise {
+			cfg.Epsilon, cfg.Delta, cfg.Unit = 0, 0, ""
+		}
+		return cfg, cfg.Validate()
+	}
+}
+
+// fedldaParamsFor builds FedLDA's parameters for a mechanism: the knob is
+// ε per tuple.
+func fedldaParamsFor(mech string) func(c *compareRun, x float64, r int, noNoise bool) (any, error) {
+	return func(c *compareRun, x float64, r int, noNoise bool) (any, error) {
+		cfg := fedlda.Config{K: c.f.topics, Rounds: r, Mechanism: mech, Epsilon: x, MaxDocTokens: c.maxLen, Workers: c.x.workers}
+		if noNoise {
+			cfg.Mechanism, cfg.Epsilon = fedlda.MechanismNone, 0
+		}
+		return cfg, cfg.Validate()
+	}
+}
+
+// calibrated is a variant's parameters at one budget, found by searching
+// its knob with the method's own cost function.
+type calibrated struct {
+	params json.RawMessage
+	knob   float64
+	plan   privacyPlan
+}
+
+// errUnreachable marks a budget a variant cannot meet at any setting of
+// its knob.
+var errUnreachable = errors.New("unreachable")
+
+// calibrate searches v's knob for the largest privacy loss that fits a
+// document-level ε of target at the run's δ, composing the method's cost
+// (its method table entry, the same a simulate run checks and its ledgers
+// are charged) with the accountant. Bisection on a log scale.
+func (c *compareRun) calibrate(v compareVariant, meth *method, target float64, rounds int) (calibrated, error) {
+	eval := func(x float64) (calibrated, error) {
+		p, err := v.params(c, x, rounds, false)
+		if err != nil {
+			return calibrated{}, err
+		}
+		raw, err := json.Marshal(p)
+		if err != nil {
+			return calibrated{}, err
+		}
+		parts, err := meth.cost(raw, flagKnobs)
+		if err != nil {
+			return calibrated{}, err
+		}
+		if len(parts) == 0 {
+			return calibrated{}, fmt.Errorf("%s makes no noised release at %s = %g", v.name, v.knob, x)
+		}
+		plan, err := newPrivacyPlan(c.f.delta, parts...)
+		if err != nil {
+			return calibrated{}, err
+		}
+		return calibrated{params: raw, knob: x, plan: plan}, nil
+	}
+	// Within the budget exactly, without the ledger's tolerance for
+	// rounding: the spent ε never exceeds the target.
+	fits := func(cal calibrated) bool {
+		return cal.plan.total.Epsilon <= target && cal.plan.total.Delta <= c.f.delta
+	}
+	// The privacy-lossless end of the range must fit, else nothing does.
+	safe, loss := v.lo, v.hi
+	if !v.increasing {
+		safe, loss = v.hi, v.lo
+	}
+	best, err := eval(safe)
+	if err != nil || !fits(best) {
+		reason := fmt.Sprintf("even at %s = %g the run costs more than ε = %g, δ = %g per document", v.knob, safe, target, c.f.delta)
+		if err != nil {
+			reason = err.Error()
+		} else if best.plan.total.Delta > c.f.delta {
+			reason = fmt.Sprintf("the run's δ = %.3g exceeds %.3g at any %s", best.plan.total.Delta, c.f.delta, v.knob)
+		}
+		return calibrated{}, fmt.Errorf("%w: %s", errUnreachable, reason)
+	}
+	if hi, err := eval(loss); err == nil && fits(hi) {
+		return hi, nil
+	}
+	a, b := math.Log(safe), math.Log(loss)
+	for range 80 {
+		m := (a + b) / 2
+		cal, err := eval(math.Exp(m))
+		if err == nil && fits(cal) {
+			best, a = cal, m
+		} else {
+			b = m
+		}
+	}
+	return best, nil
+}
+
+// load reads the corpus and, with --vocab and --test, the shared word
+// list and the held-out documents; otherwise the experiment's own.
+func (c *compareRun) load(ctx context.Context) error {
+	x, f := c.x, c.f
+	if f.vocabFile == "" && f.testFile == "" {
+		d, err := x.load(ctx)
+		if err != nil {
+			return err
+		}
+		x.data = d
+		c.vocabDesc = fmt.Sprintf("public: the %d most frequent words of the corpus in at least %g documents (--vocab-size, --min-df), one for every model", len(d.vocab), x.minDF)
+		return nil
+	}
+	tc, err := x.cf.tokenizerConfig(nil)
+	if err != nil {
+		return err
+	}
+	var fixed *vocab.Vocabulary
+	if f.vocabFile != "" {
+		if fixed, err = vocab.Load(f.vocabFile); err != nil {
+			return err
+		}
+	}
+	train, v, _, err := x.cf.load(ctx, tc, vocab.BuildOptions{MinDF: x.minDF, MaxSize: x.vocabSize}, fixed, x.log)
+	if err != nil {
+		return err
+	}
+	d := &expData{train: train, vocab: v.Words()}
+	if f.testFile != "" {
+		if d.test, _, _, err = x.cf.loadPaths(ctx, "test", []string{f.testFile}, tc, vocab.BuildOptions{}, v, x.log); err != nil {
+			return err
+		}
+	} else {
+		n := train.NumDocs()
+		perm := rng.Derive(x.seed, "experiment", "test").Perm(n)
+		nTest := int(math.Round(x.testFraction * float64(n)))
+		testIdx, trainIdx := slices.Clone(perm[:nTest]), slices.Clone(perm[nTest:])
+		slices.Sort(testIdx)
+		slices.Sort(trainIdx)
+		d.train, d.test = train.Subset(trainIdx), train.Subset(testIdx)
+	}
+	c.vocabDesc = fmt.Sprintf("public: the %d words of --vocab %s, one for every model", len(d.vocab), filepath.Base(f.vocabFile))
+	if f.vocabFile == "" {
+		c.vocabDesc = fmt.Sprintf("public: the %d most frequent words of the training corpus (--vocab-size, --min-df), one for every model", len(d.vocab))
+	}
+	spec, err := corpus.ParseSplit(x.split)
+	if err != nil {
+		return usageError{err}
+	}
+	if d.parts, err = corpus.Split(d.train, spec, rng.Derive(x.seed, "experiment", "split")); err != nil {
+		return usageError{err}
+	}
+	d.desc = fmt.Sprintf("%d training documents (%d tokens), %d test documents (%d tokens), V = %d",
+		d.train.NumDocs(), d.train.NumTokens(), d.test.NumDocs(), d.test.NumTokens(), len(d.vocab))
+	fmt.Fprintf(x.log, "%s: %s\n", x.name, d.desc)
+	x.data = d
+	return nil
+}
+
+// holdDev takes --dev-fraction of each party's documents as development
+// documents: they tune every knob and are never trained on.
+func (c *compareRun) holdDev() error {
+	d := c.x.data
+	var devParts []*corpus.Corpus
+	for i, p := range d.parts {
+		n := p.NumDocs()
+		perm := rng.Derive(c.x.seed, "compare", "dev", strconv.Itoa(i)).Perm(n)
+		nDev := int(math.Round(c.f.devFraction * float64(n)))
+		if nDev < 1 || nDev >= n {
+			return usagef("--dev-fraction %v: party p%d has %d documents, which leaves no development or no training documents", c.f.devFraction, i+1, n)
+		}
+		dev, keep := slices.Clone(perm[:nDev]), slices.Clone(perm[nDev:])
+		slices.Sort(dev)
+		slices.Sort(keep)
+		devParts = append(devParts, p.Subset(dev))
+		d.parts[i] = p.Subset(keep)
+		fmt.Fprintf(c.x.log, "  p%d: %d training documents (%d tokens), %d development documents\n", i+1, d.parts[i].NumDocs(), d.parts[i].NumTokens(), nDev)
+	}
+	c.dev = concatCorpora(devParts)
+	return nil
+}
+
+// concatCorpora joins corpora over one vocabulary.
+func concatCorpora(cs []*corpus.Corpus) *corpus.Corpus {
+	out := &corpus.Corpus{V: cs[0].V, DocStart: []int{0}}
+	labelled := cs[0].Labels != nil
+	for _, c := range cs {
+		for d := range c.NumDocs() {
+			out.Words = append(out.Words, c.Doc(d)...)
+			out.DocStart = append(out.DocStart, len(out.Words))
+			if c.IDs != nil {
+				out.IDs = append(out.IDs, c.IDs[d])
+			}
+			if labelled && c.Labels != nil {
+				out.Labels = append(out.Labels, c.Labels[d])
+			}
+		}
+	}
+	if len(out.IDs) != out.NumDocs() {
+		out.IDs = nil
+	}
+	if len(out.Labels) != out.NumDocs() {
+		out.Labels = nil
+	}
+	return out
+}
+
+// perplexity is the document-completion perplexity of m on docs.
+func (c *compareRun) perplexity(ctx context.Context, m *topic.Model, docs *corpus.Corpus) (float64, error) {
+	r, err := eval.Perplexity(ctx, m, docs, topic.InferConfig{Seed: c.x.seed, Workers: c.x.workers})
+	if err != nil {
+		return 0, err
+	}
+	return r.Perplexity, nil
+}
+
+// measure adds to line every utility measure of m on the test documents.
+func (c *compareRun) measure(ctx context.Context, m *topic.Model, line map[string]any) error {
+	if m.Vocab == nil {
+		m.Vocab = c.x.data.vocab
+	}
+	perp, err := c.perplexity(ctx, m, c.x.data.test)
+	if err != nil {
+		return err
+	}
+	line["perplexity"] = perp
+	top := m.TopWordIDs(eval.DefaultTopN)
+	if npmi, err := eval.NPMI(top, c.x.data.test); err == nil {
+		line["npmi"] = npmi.Mean
+	}
+	if c.emb != nil {
+		if ec, err := eval.EmbeddingCoherence(top, c.emb); err == nil {
+			line["embedding_coherence"] = ec.Mean
+		}
+	}
+	line["diversity"] = eval.Diversity(m.TopWordIDs(eval.DefaultDiversityTopN))
+	if c.class != nil {
+		tr, te, nf, err := c.x.features(ctx, c.class, m)
+		if err != nil {
+			return err
+		}
+		s, err := c.x.scoreFeatures(c.class, tr, te, nf)
+		if err != nil {
+			return err
+		}
+		line["logistic_macro_f1"], line["svm_macro_f1"] = s["logistic_macro_f1"], s["svm_macro_f1"]
+	}
+	return nil
+}
+
+// bestLocal trains a non-private LDA on docs for every K of grid and keeps
+// the one of lowest development perplexity.
+func (c *compareRun) bestLocal(ctx context.Context, docs *corpus.Corpus, grid []int) (*topic.Model, float64, float64, error) {
+	var best *topic.Model
+	bestDev, secs := math.Inf(1), 0.0
+	for _, k := range grid {
+		start := time.Now()
+		m, err := c.x.trainLocal(ctx, docs, "lda", k, c.f.iterations)
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("K = %d: %w", k, err)
+		}
+		s := time.Since(start).Seconds()
+		dev, err := c.perplexity(ctx, m, c.dev)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		if dev < bestDev {
+			best, bestDev, secs = m, dev, s
+		}
+	}
+	return best, bestDev, secs, nil
+}
+
+// runVariant runs one calibrated configuration through the code path
+// simulate uses (package sim with the method's params), with every party's
+// ledger capped at the budget, and measures its global model on the
+// development documents.
+func (c *compareRun) runVariant(ctx context.Context, meth *method, params json.RawMessage, budget accountant.Budget) (*sim.Result, float64, float64, error) {
+	d := c.x.data
+	sc := sim.Scenario{Algorithm: meth.alg, Params: params, Corpora: d.parts, Vocab: d.vocab, Seed: c.x.seed, Budget: budget}
+	start := time.Now()
+	res, err := sim.Run(ctx, sc)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	secs := time.Since(start).Seconds()
+	if res.Global == nil {
+		return nil, 0, 0, fmt.Errorf("%s made no global model", meth.alg.Name)
+	}
+	res.Global.Vocab = d.vocab
+	dev, err := c.perplexity(ctx, res.Global, c.dev)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return res, dev, secs, nil
+}
+
+// spent adds a run's spend to line: the largest document-level (ε, δ) of
+// any party, every party's, and the bytes each party sent and received.
+func spent(line map[string]any, res *sim.Result) {
+	var eps, delta float64
+	var per []map[string]any
+	for _, pe := range res.Summary.Epsilon {
+		if pe.Releases == 0 {
+			continue // nothing noised: no spend to state
+		}
+		eps, delta = math.Max(eps, pe.Epsilon), math.Max(delta, pe.Delta)
+		per = append(per, map[string]any{"party": pe.Party, "epsilon": pe.Epsilon, "delta": pe.Delta, "unit": pe.Unit})
+	}
+	if len(per) > 0 {
+		line["doc_epsilon"], line["doc_delta"], line["spent"] = eps, delta, per
+	}
+	var bytes int64
+	for _, b := range res.Summary.Bytes {
+		bytes += b.Up + b.Down
+	}
+	if n := len(res.Summary.Bytes); n > 0 {
+		line["bytes_per_party"] = bytes / int64(n)
+	}
+}
+
+// parseEpsilons reads --doc-epsilon: numbers > 0 or inf.
+func parseEpsilons(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "inf" || f == "∞" {
+			out = append(out, math.Inf(1))
+			continue
+		}
+		e, err := strconv.ParseFloat(f, 64)
+		if err != nil || !(e > 0) || math.IsInf(e, 0) {
+			return nil, usagef("--doc-epsilon %q: want numbers > 0 or inf, comma-separated", s)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// epsilonValue is a target ε as JSON: a number, or "inf".
+func epsilonValue(e float64) any {
+	if math.IsInf(e, 1) {
+		return "inf"
+	}
+	return e
+}
+
+// parseRounds reads --rounds: name=r1|r2 entries overriding the variants'
+// candidate numbers of rounds.
+func parseRounds(s string, vs []compareVariant) error {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	for _, f := range strings.Split(s, ",") {
+		name, list, ok := strings.Cut(strings.TrimSpace(f), "=")
+		if !ok {
+			return usagef("--rounds %q: want name=R or name=R1|R2 entries, comma-separated", s)
+		}
+		var rs []int
+		for _, r := range strings.Split(list, "|") {
+			n, err := strconv.Atoi(r)
+			if err != nil || n < 1 {
+				return usagef("--rounds %q: %q is not a number of rounds ≥ 1", s, r)
+			}
+			rs = append(rs, n)
+		}
+		found := false
+		for i := range vs {
+			if vs[i].name == name || vs[i].method == name {
+				vs[i].rounds, found = rs, true
+			}
+		}
+		if !found {
+			return usagef("--rounds %q: no method or variant %q", s, name)
+		}
+	}
+	return nil
+}
+
+// selectVariants keeps the variants --methods names (all when empty).
+func selectVariants(s string, vs []compareVariant) ([]compareVariant, error) {
+	if strings.TrimSpace(s) == "" {
+		return vs, nil
+	}
+	var out []compareVariant
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		n := len(out)
+		for _, v := range vs {
+			if v.name == name || v.method == name {
+				out = append(out, v)
+			}
+		}
+		if len(out) == n {
+			var names []string
+			for _, v := range vs {
+				names = append(names, v.name)
+			}
+			return nil, usagef("--methods: %q is none of %s", name, strings.Join(names, ", "))
+		}
+	}
+	return out, nil
+}
+
+// lengthQuantile returns the q-quantile of the documents' lengths, for the
+// output's note on how much the clip cuts.
+func lengthQuantile(cs []*corpus.Corpus, q float64) int {
+	var ls []int
+	for _, c := range cs {
+		for d := range c.NumDocs() {
+			ls = append(ls, len(c.Doc(d)))
+		}
+	}
+	if len(ls) == 0 {
+		return 0
+	}
+	slices.Sort(ls)
+	return ls[min(len(ls)-1, int(q*float64(len(ls))))]
+}
+
+func newCompareCmd(e *env) *cobra.Command {
+	x := &experiment{name: "compare", subsample: 1}
+	var f compareFlags
+	cmd := &cobra.Command{
+		Use:   "compare --corpus FILE --out DIR",
+		Short: "Every private method calibrated to one document-level ε, against each party alone and the pooled model",
+		Long: `compare answers which method a consortium should use at its privacy budget.
+For every target ε per document of --doc-epsilon (at δ = --delta) it
+calibrates every private method and variant to that budget, by searching
+the method's own noise setting with the same cost function and accountant
+a simulate run checks and charges (FTM's ε per word occurrence, PC-TD's
+noise for its SSP and unit variants, FedLDA's ε per tuple for kRR and
+t-kRR, DP-FedNMF's noise multiplier), runs it in process over the same
+code path as simulate, and measures its global model. ε = inf runs each
+method without noise. It also trains each party's own non-private LDA and
+the pooled non-private LDA, the references a private model must beat.
+
+Knobs are tuned on development documents only: --dev-fraction of each
+party's documents, never trained on. The number of rounds of a method
+(--rounds) and the parties' and pooled model's K (--party-topics) are
+chosen by development perplexity; the test documents only measure.
+
+Documents are clipped to --max-doc-length tokens for every private method
+(its privacy cost per document depends on it). The clip is a fixed public
+setting, not chosen from the data; the output states it and the share of
+documents it cuts.
+
+Every model uses one vocabulary (--vocab FILE, or the corpus's most
+frequent words, treated as public), so perplexities are comparable. DIR
+receives compare.jsonl, one JSON line per model: role (private, party or
+pooled), method, target_epsilon, doc_epsilon and doc_delta spent (the
+largest of any party; spent has every party's), the calibrated knob, the
+rounds, perplexity (held-out document completion), dev_perplexity, npmi,
+embedding_coherence (with --embeddings), diversity, logistic_macro_f1 and
+svm_macro_f1 (topic proportions as features, where the corpus has labels),
+seconds and bytes_per_party. A method that cannot meet a budget at any
+setting has a line with status unreachable and the reason. 'fedtopic
+report DIR' shows the privacy–utility frontier and a recommendation.`,
+		Example: `  python3 bench/wordnet_glosses.py > wordnet.jsonl
+  fedtopic experiment compare --corpus wordnet.jsonl --split labels:sizes=1,2,3 --topics 20 --doc-epsilon 1,4,10,inf --out compare
+  fedtopic report compare --out compare/report.html`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if f.outDir == "" {
+				return usagef("--out is required: the directory to write %s to", compareFile)
+			}
+			targets, err := parseEpsilons(f.epsilons)
+			if err != nil {
+				return err
+			}
+			grid, err := parseTopics(f.partyGrid)
+			if err != nil {
+				return err
+			}
+			if f.topics < 1 {
+				return usagef("--topics %d: want at least 1", f.topics)
+			}
+			if !(f.delta > 0 && f.delta < 1) {
+				return usagef("--delta %v: want a value in (0, 1)", f.delta)
+			}
+			if f.maxDocLen < 1 {
+				return usagef("--max-doc-length %d: want at least 1: every private method's cost per document grows with it", f.maxDocLen)
+			}
+			if !(f.devFraction > 0 && f.devFraction < 1) {
+				return usagef("--dev-fraction %v: want a share in (0, 1)", f.devFraction)
+			}
+			if f.iterations < 1 {
+				return usagef("--iterations %d: want at least 1", f.iterations)
+			}
+			all := compareVariants()
+			if err := parseRounds(f.rounds, all); err != nil {
+				return err
+			}
+			vs, err := selectVariants(f.variants, all)
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(f.outDir, 0o755); err != nil {
+				return fmt.Errorf("experiment compare: %w", err)
+			}
+			x.outPath = filepath.Join(f.outDir, compareFile)
+			x.log, x.out = e.stderr, e.stdout
+			out, err := os.Create(x.outPath)
+			if err != nil {
+				return fmt.Errorf("experiment compare: %w", err)
+			}
+			defer out.Close()
+			x.out, x.enc, x.start = out, json.NewEncoder(out), time.Now()
+			if x.testFraction <= 0 || x.testFraction >= 1 {
+				return usagef("--test-fraction %v: want a share in (0, 1)", x.testFraction)
+			}
+			if x.workers < 1 {
+				return usagef("--workers %d: want at least 1", x.workers)
+			}
+			c := &compareRun{x: x, f: &f, maxLen: f.maxDocLen}
+			if err := c.load(ctx); err != nil {
+				return err
+			}
+			if len(x.data.parts) < 2 {
+				return usagef("--split %s: compare needs at least two parties", x.split)
+			}
+			if err := c.holdDev(); err != nil {
+				return err
+			}
+			if f.embeddings != "" {
+				if c.emb, err = eval.LoadEmbeddings(f.embeddings, x.data.vocab); err != nil {
+					return err
+				}
+			}
+			if x.data.test.Labels != nil {
+				if c.class, err = x.classify(0.3, 0); err != nil {
+					return err
+				}
+			}
+			err = c.run(ctx, vs, grid, targets)
+			if cerr := out.Close(); err == nil {
+				err = cerr
+			}
+			if err == nil {
+				fmt.Fprintf(e.stdout, "wrote %s (%s); report: fedtopic report %s --out %s\n", x.outPath, time.Since(x.start).Round(time.Second), f.outDir, filepath.Join(f.outDir, "report.html"))
+			}
+			return err
+		},
+	}
+	fs := cmd.Flags()
+	x.cf.register(fs, "the corpus (the WordNet glosses of bench/wordnet_glosses.py, or any other; with --split files one file per party)")
+	fs.IntVar(&x.vocabSize, "vocab-size", 12000, "without --vocab: keep the words of highest document frequency, at most this many")
+	fs.Float64Var(&x.minDF, "min-df", 2, "without --vocab: drop words in fewer documents than this")
+	fs.Float64Var(&x.testFraction, "test-fraction", 0.1, "without --test: share of the documents held out for evaluation (seeded)")
+	fs.StringVar(&x.split, "split", "labels:sizes=1,2,3", "how the training documents are divided among the parties (see simulate --split)")
+	fs.Uint64Var(&x.seed, "seed", 1, "random seed of the splits, the samplers and the noise")
+	fs.IntVar(&x.workers, "workers", 1, "goroutines per sampler; never changes the results")
+	fs.IntVar(&f.topics, "topics", 20, "K of every federated method")
+	fs.StringVar(&f.partyGrid, "party-topics", "10,20,40", "K tried for each party's own model and the pooled model; the best on the development documents is kept")
+	fs.StringVar(&f.epsilons, "doc-epsilon", "1,4,10,inf", "target ε per document of each party, comma-separated; inf runs each method without noise")
+	fs.Float64Var(&f.delta, "delta", 1e-5, "target δ per document of each party")
+	fs.IntVar(&f.maxDocLen, "max-doc-length", 20, "documents are clipped to this many tokens by every private method (a fixed public setting)")
+	fs.StringVar(&f.vocabFile, "vocab", "", "shared public vocabulary, one word per line, for every model")
+	fs.StringVar(&f.testFile, "test", "", "held-out documents (default: --test-fraction of the corpus)")
+	fs.StringVar(&f.embeddings, "embeddings", "", "word2vec or GloVe text vectors: embedding coherence of every model")
+	fs.Float64Var(&f.devFraction, "dev-fraction", 0.1, "share of each party's documents held out as development documents, which choose every tuned setting")
+	fs.StringVar(&f.variants, "methods", "", "comma-separated methods or variants to run (default all): ftm, pctd-ssp, pctd-unit, fedlda-krr, fedlda-tkrr, fednmf-dp")
+	fs.StringVar(&f.rounds, "rounds", "", "candidate rounds per method or variant, chosen on the development documents: pctd=5|10|20,fednmf=30 (defaults: ftm 5, pctd 5|10|20, fedlda 20, fednmf 30)")
+	fs.IntVar(&f.iterations, "iterations", 300, "sweeps of the parties' and the pooled model's samplers")
+	fs.Float64Var(&f.nmfClip, "fednmf-clip", 1, "DP-FedNMF: S, the L2 norm each party's update is clipped to")
+	fs.StringVarP(&f.outDir, "out", "o", "", "directory to write compare.jsonl to (required)")
+	return cmd
+}
+
+// run trains the references, then calibrates, runs and measures every
+// variant at every target.
+func (c *compareRun) run(ctx context.Context, vs []compareVariant, grid []int, targets []float64) error {
+	x, d := c.x, c.x.data
+	cut, total := 0, 0
+	for _, p := range d.parts {
+		for i := range p.NumDocs() {
+			total++
+			if len(p.Doc(i)) > c.maxLen {
+				cut++
+			}
+		}
+	}
+	if err := x.enc.Encode(map[string]any{"plot": map[string]any{"title": "Held-out perplexity against the document-level ε spent",
+		"x": "doc_epsilon", "y": "perplexity", "series": []string{"method"}, "x_label": "ε per document (spent)", "y_label": "Held-out perplexity", "log_x": true}}); err != nil {
+		return err
+	}
+	if err := x.emit(map[string]any{"role": "setup", "data": d.desc, "vocabulary": c.vocabDesc, "parties": len(d.parts),
+		"dev_docs": c.dev.NumDocs(), "delta": c.f.delta, "topics": c.f.topics, "max_doc_length": c.maxLen,
+		"max_doc_length_source": "fixed (--max-doc-length), not a private quantile: it costs no budget and is chosen without the data",
+		"docs_clipped":          float64(cut) / float64(max(total, 1)), "length_p95": lengthQuantile(d.parts, 0.95),
+		"tuning": "rounds and K chosen by development perplexity; test documents measure only"}); err != nil {
+		return err
+	}
+	fmt.Fprintf(x.log, "compare: documents clipped to %d tokens (%.1f%% of the training documents are longer); vocabulary %s\n", c.maxLen, 100*float64(cut)/float64(max(total, 1)), c.vocabDesc)
+
+	// The references: each party alone and the pooled model, non-private.
+	for p, part := range d.parts {
+		m, dev, secs, err := c.bestLocal(ctx, part, grid)
+		if err != nil {
+			return fmt.Errorf("experiment compare: party p%d: %w", p+1, err)
+		}
+		line := map[string]any{"role": "party", "method": "lda", "party": fmt.Sprintf("p%d", p+1), "k": m.K, "k_grid": joinInts(grid),
+			"docs": part.NumDocs(), "dev_perplexity": dev, "seconds": secs}
+		if err := c.measure(ctx, m, line); err != nil {
+			return err
+		}
+		fmt.Fprintf(x.log, "  p%d alone: K = %d, perplexity %.1f\n", p+1, m.K, line["perplexity"])
+		if err := x.emit(line); err != nil {
+			return err
+		}
+	}
+	pooled := concatCorpora(d.parts)
+	m, dev, secs, err := c.bestLocal(ctx, pooled, grid)
+	if err != nil {
+		return fmt.Errorf("experiment compare: pooled: %w", err)
+	}
+	line := map[string]any{"role": "pooled", "method": "lda", "k": m.K, "k_grid": joinInts(grid), "docs": pooled.NumDocs(), "dev_perplexity": dev, "seconds": secs}
+	if err := c.measure(ctx, m, line); err != nil {
+		return err
+	}
+	fmt.Fprintf(x.log, "  pooled: K = %d, perplexity %.1f\n", m.K, line["perplexity"])
+	if err := x.emit(line); err != nil {
+		return err
+	}
+
+	ms := methods()
+	for _, v := range vs {
+		meth, err := lookupMethod(ms, v.method)
+		if err != nil {
+			return err
+		}
+		for _, target := range targets {
+			if err := c.runTarget(ctx, v, meth, target); err != nil {
+				return fmt.Errorf("experiment compare: %s at ε = %v: %w", v.name, epsilonValue(target), err)
+			}
+		}
+	}
+	return nil
+}
+
+// runTarget calibrates v to target for every candidate number of rounds,
+// keeps the run of lowest development perplexity and emits its line.
+func (c *compareRun) runTarget(ctx context.Context, v compareVariant, meth *method, target float64) error {
+	x := c.x
+	base := map[string]any{"role": "private", "method": v.name, "algorithm": v.method, "target_epsilon": epsilonValue(target), "delta": c.f.delta}
+	var (
+		best     map[string]any
+		bestRes  *sim.Result
+		bestDev  = math.Inf(1)
+		reasons  []string
+		rounds   []int
+		devByRds []string
+	)
+	for _, r := range v.rounds {
+		line := map[string]any{}
+		for k, val := range base {
+			line[k] = val
+		}
+		var params json.RawMessage
+		budget := accountant.Budget{Epsilon: target, Delta: c.f.delta, Unit: "document"}
+		if math.IsInf(target, 1) {
+			p, err := v.params(c, 0, r, true)
+			if err != nil {
+				return err
+			}
+			if params, err = json.Marshal(p); err != nil {
+				return err
+			}
+			budget = accountant.Budget{}
+		} else {
+			cal, err := c.calibrate(v, meth, target, r)
+			if errors.Is(err, errUnreachable) {
+				reasons = append(reasons, fmt.Sprintf("%d rounds: %s", r, strings.TrimPrefix(err.Error(), errUnreachable.Error()+": ")))
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			params = cal.params
+			line[v.knob] = cal.knob
+			line["planned_epsilon"], line["planned_delta"] = cal.plan.total.Epsilon, cal.plan.total.Delta
+			for _, part := range cal.plan.parts {
+				if part.methodUnit != "" {
+					line["method_unit"], line["method_epsilon"] = part.methodUnit, part.methodEpsilon
+				}
+			}
+			line["cost"] = cal.plan.String()
+		}
+		res, dev, secs, err := c.runVariant(ctx, meth, params, budget)
+		if err != nil {
+			return err
+		}
+		line["rounds"], line["dev_perplexity"], line["seconds"] = r, dev, secs
+		var pm map[string]any
+		if json.Unmarshal(params, &pm) == nil {
+			line["params"] = pm
+		}
+		spent(line, res)
+		rounds = append(rounds, r)
+		devByRds = append(devByRds, fmt.Sprintf("%d:%.1f", r, dev))
+		fmt.Fprintf(x.log, "  %s at ε = %v, %d rounds: development perplexity %.1f (%.0fs)\n", v.name, epsilonValue(target), r, dev, secs)
+		if dev < bestDev {
+			best, bestRes, bestDev = line, res, dev
+		}
+	}
+	if best == nil {
+		line := base
+		line["status"], line["reason"] = "unreachable", strings.Join(reasons, "; ")
+		fmt.Fprintf(x.log, "  %s at ε = %v: unreachable: %s\n", v.name, epsilonValue(target), line["reason"])
+		return x.emit(line)
+	}
+	if len(rounds) > 1 {
+		best["rounds_dev"] = strings.Join(devByRds, ",")
+	}
+	if err := c.measure(ctx, bestRes.Global, best); err != nil {
+		return err
+	}
+	best["k"] = bestRes.Global.K
+	fmt.Fprintf(x.log, "  %s at ε = %v: %d rounds, perplexity %.1f\n", v.name, epsilonValue(target), best["rounds"], best["perplexity"])
+	return x.emit(best)
 }
