@@ -31,6 +31,23 @@ func TestClopperPearsonUpper(t *testing.T) {
 	}
 }
 
+func TestClopperPearsonLower(t *testing.T) {
+	tests := []struct {
+		k, n  int
+		alpha float64
+		want  float64 // 1 − the upper bound on the n − k failures
+	}{
+		{k: 95, n: 100, alpha: 0.025, want: 1 - 0.112835},
+		{k: 0, n: 10, alpha: 0.05, want: 0},
+		{k: 100, n: 100, alpha: 0.025, want: 1 - 0.036217},
+	}
+	for _, tt := range tests {
+		if got := attack.ClopperPearsonLower(tt.k, tt.n, tt.alpha); math.Abs(got-tt.want) > 1e-6 {
+			t.Errorf("ClopperPearsonLower(%d, %d, %v) = %.6f; want %.6f", tt.k, tt.n, tt.alpha, got, tt.want)
+		}
+	}
+}
+
 func TestEpsilonLowerBound(t *testing.T) {
 	// No errors in 1,000 trials: FPR_ub = FNR_ub = 1 − 0.025^(1/1000),
 	// ε_lb = ln((1 − ub)/ub).

@@ -35,6 +35,16 @@ func ClopperPearsonUpper(k, n int, alpha float64) float64 {
 	return hi
 }
 
+// ClopperPearsonLower returns the one-sided Clopper–Pearson lower
+// confidence bound at level 1 − alpha on a binomial proportion from k
+// successes in n trials: 1 − ClopperPearsonUpper(n − k, n, alpha).
+func ClopperPearsonLower(k, n int, alpha float64) float64 {
+	if n <= 0 || k < 0 || k > n {
+		panic(fmt.Sprintf("attack: ClopperPearsonLower(%d, %d, %v): need 0 ≤ k ≤ n, n > 0", k, n, alpha))
+	}
+	return max(0, 1-ClopperPearsonUpper(n-k, n, alpha))
+}
+
 // binomCDF returns P(Bin(n, p) ≤ k), summed in log space.
 func binomCDF(k, n int, p float64) float64 {
 	lp, lq := math.Log(p), math.Log1p(-p)
