@@ -138,6 +138,12 @@ type Config struct {
 	// Workers is the number of goroutines a party computes with; it never
 	// changes the result. Default GOMAXPROCS.
 	Workers int `json:"workers,omitempty"`
+	// SecureThreshold, for VariantSSP, is the threshold t of the secure
+	// aggregation the run uses (the same as the engine's): the noise is
+	// then distributed, each party adding a t-th of its variance, and
+	// Epsilon calibrates it for the discrete Gaussian (secure.go). Zero:
+	// every party adds its full noise.
+	SecureThreshold int `json:"secure_threshold,omitempty"`
 }
 
 // ParseConfig decodes a Config from fed.Setup.Params (JSON; empty means
@@ -229,6 +235,9 @@ func (c Config) Validate() error {
 	}
 	if c.Workers < 0 {
 		bad("workers = %d, want ≥ 1", c.Workers)
+	}
+	if len(errs) == 0 {
+		errs = append(errs, c.validateSecure()...)
 	}
 	return errors.Join(errs...)
 }
@@ -331,6 +340,9 @@ func (c Config) noiseStd() float64 {
 // calibrate returns Sigma for Epsilon at Delta over Rounds iterations: the
 // T releases compose to μ = √T·Δ/std GDP, so std = √T·Δ/μ(ε, δ).
 func (c Config) calibrate() float64 {
+	if c.distributed() {
+		return c.calibrateDistributed()
+	}
 	mu, err := accountant.GaussianMu(c.Epsilon, c.Delta)
 	if err != nil || !(mu > 0) {
 		return math.NaN() // reported by Events
@@ -353,6 +365,9 @@ func (c Config) roundEvent() ([]privacy.Event, error) {
 		return nil, fmt.Errorf("pctd: sigma %v: cannot calibrate ε = %g at δ = %g", c.Sigma, c.Epsilon, c.Delta)
 	}
 	e := privacy.Event{Mechanism: privacy.MechanismGaussian, Sigma: c.noiseStd(), Sensitivity: c.sensitivity(), Unit: c.Unit, Count: 1}
+	if c.distributed() {
+		e = c.distributedEvent()
+	}
 	if c.Variant == VariantUnit && c.Unit == UnitDocument {
 		// The same event as accountant.Group over MaxDocTokens word
 		// occurrences: sensitivity L·1.
@@ -434,6 +449,9 @@ func (c Config) params() map[string]string {
 	}
 	if c.MaxDocTokens > 0 {
 		p["max_doc_tokens"] = strconv.Itoa(c.MaxDocTokens)
+	}
+	if c.SecureThreshold > 0 {
+		p["secure_threshold"] = strconv.Itoa(c.SecureThreshold)
 	}
 	if c.Variant == VariantUnit {
 		p["noise_path"] = c.NoisePath

@@ -81,6 +81,9 @@ func (l *Learner) Learn(round int, broadcast []byte) (fed.Step, error) {
 	if err != nil {
 		return fed.Step{}, fmt.Errorf("pctd: round %d: broadcast: %w", round, err)
 	}
+	if err := l.cfg.checkClear(round); err != nil {
+		return fed.Step{}, err
+	}
 	spent, err := l.Plan(round)
 	if err != nil {
 		return fed.Step{}, err
@@ -88,6 +91,9 @@ func (l *Learner) Learn(round int, broadcast []byte) (fed.Step, error) {
 	m, err := l.em.iterate(context.Background(), phi, l.noiseFor(round), l.cfg.Workers)
 	if err != nil {
 		return fed.Step{}, fmt.Errorf("pctd: round %d: %w", round, err)
+	}
+	if l.cfg.Variant == VariantSSP {
+		onGrid(m) // as under secure aggregation (secure.go)
 	}
 	l.last, l.round = phi, round
 	l.spent = append(l.spent, spent...)

@@ -13,7 +13,8 @@ import (
 // baseline (the paper's "centralized" curve on pooled data, or a "single
 // party" curve on one party's data). It starts from InitialTopics(seed)
 // and runs cfg.Rounds iterations, with M_t and the topics rounded to
-// float32 as the messages round them: exactly what a federation of one party
+// float32 as the messages round them (M_t of the SSP variant also to the
+// grid of SecureFracBits, as parties round it): exactly what a federation of one party
 // with NoNoise computes; cfg's noise settings are ignored. onIter, if not
 // nil, sees the model after each iteration.
 func Train(ctx context.Context, docs *corpus.Corpus, vocab []string, cfg Config, seed uint64, onIter func(iter int, m *topic.Model) error) (*topic.Model, error) {
@@ -35,6 +36,9 @@ func Train(ctx context.Context, docs *corpus.Corpus, vocab []string, cfg Config,
 		m, err := e.iterate(ctx, phi, noise{variant: cfg.Variant}, cfg.Workers)
 		if err != nil {
 			return nil, fmt.Errorf("pctd: train: iteration %d: %w", it, err)
+		}
+		if cfg.Variant == VariantSSP {
+			onGrid(m) // as a party rounds its M_t (secure.go)
 		}
 		if m, err = decodeUpdate(encodeUpdate(m, cfg.Topics, len(vocab)), cfg.Topics, len(vocab)); err != nil {
 			return nil, fmt.Errorf("pctd: train: iteration %d: %w", it, err)
