@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -63,6 +64,16 @@ type compareVariant struct {
 	// params returns the method's parameters at knob value x with r
 	// rounds; noNoise asks for the same method without noise (ε = ∞).
 	params func(c *compareRun, x float64, r int, noNoise bool) (any, error)
+	// post, if set, returns post-processings of a run's global model (free
+	// under differential privacy), each named by its setting; the one of
+	// lowest development perplexity is kept.
+	post func(m *topic.Model, params json.RawMessage, parties int) ([]postModel, error)
+}
+
+// postModel is a global model after a post-processing.
+type postModel struct {
+	setting map[string]any
+	model   *topic.Model
 }
 
 // compareRun is one compare invocation: the data, the settings and the
@@ -92,6 +103,8 @@ func compareVariants() []compareVariant {
 			}},
 		{name: "pctd-ssp", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 1e-4, hi: 1e4, rounds: []int{5, 10, 20},
 			params: pctdParamsFor(pctd.VariantSSP)},
+		{name: "pctd-ssp-threshold", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 1e-4, hi: 1e4, rounds: []int{5, 10, 20},
+			params: pctdParamsFor(pctd.VariantSSP), post: pctdThreshold},
 		{name: "pctd-unit", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 1e-4, hi: 1e4, rounds: []int{5, 10, 20},
 			params: pctdParamsFor(pctd.VariantUnit)},
 		{name: "fedlda-krr", method: fedlda.Algorithm.Name, knob: "epsilon_per_tuple", increasing: true, lo: 1e-6, hi: 1e3, rounds: []int{fedlda.DefaultRounds},
@@ -120,6 +133,64 @@ func pctdParamsFor(variant string) func(c *compareRun, x float64, r int, noNoise
 		}
 		return cfg, cfg.Validate()
 	}
+}
+
+// pctdThreshold post-processes PC-TD's released topics: it recovers the
+// summed, clipped M of the last round from each topic (the smallest entry
+// of a topic is β over the topic's mass, since the noise clips some entry
+// to zero), zeroes the entries at most t standard deviations of the summed
+// noise, mixes each topic with weight λ with the word distribution of the
+// thresholded M summed over topics, and normalizes. Only the released
+// topics are read, so the cost is the run's.
+func pctdThreshold(m *topic.Model, params json.RawMessage, parties int) ([]postModel, error) {
+	cfg, err := pctd.ParseConfig(params)
+	if err != nil {
+		return nil, err
+	}
+	r := cfg.Resolved()
+	std := r.NoiseStd() * math.Sqrt(float64(parties))
+	counts := make([]float64, len(m.Phi))
+	for k := range m.K {
+		row := m.Phi[k*m.V : (k+1)*m.V]
+		mass := r.Beta / slices.Min(row)
+		for w, p := range row {
+			counts[k*m.V+w] = max(p*mass-r.Beta, 0)
+		}
+	}
+	var out []postModel
+	// Thresholds in standard deviations of the summed noise; 0 and λ = 0
+	// keep the topics as released.
+	for _, t := range []float64{0, 1, 2, 3} {
+		if t > 0 && std == 0 {
+			break
+		}
+		kept := make([]float64, len(counts))
+		uni := make([]float64, m.V)
+		var uniSum float64
+		for i, c := range counts {
+			if c > t*std {
+				kept[i] = c
+				uni[i%m.V] += c
+				uniSum += c
+			}
+		}
+		for _, lambda := range []float64{0, 0.1, 0.3} {
+			pm := &topic.Model{Phi: make([]float64, len(counts)), K: m.K, V: m.V, Vocab: m.Vocab, Alpha: m.Alpha, Beta: m.Beta, Prov: m.Prov}
+			for k := range m.K {
+				row := pm.Phi[k*m.V : (k+1)*m.V]
+				var s float64
+				for w := range row {
+					row[w] = kept[k*m.V+w] + r.Beta
+					s += row[w]
+				}
+				for w := range row {
+					row[w] = (1-lambda)*row[w]/s + lambda*(uni[w]+r.Beta)/(uniSum+r.Beta*float64(m.V))
+				}
+			}
+			out = append(out, postModel{setting: map[string]any{"threshold_std": t, "unigram_weight": lambda, "noise_std_sum": std}, model: pm})
+		}
+	}
+	return out, nil
 }
 
 // fedldaParamsFor builds FedLDA's parameters for a mechanism: the knob is
@@ -671,7 +742,7 @@ report DIR' shows the privacy–utility frontier and a recommendation.`,
 	fs.StringVar(&f.testFile, "test", "", "held-out documents (default: --test-fraction of the corpus)")
 	fs.StringVar(&f.embeddings, "embeddings", "", "word2vec or GloVe text vectors: embedding coherence of every model")
 	fs.Float64Var(&f.devFraction, "dev-fraction", 0.1, "share of each party's documents held out as development documents, which choose every tuned setting")
-	fs.StringVar(&f.variants, "methods", "", "comma-separated methods or variants to run (default all): ftm, pctd-ssp, pctd-unit, fedlda-krr, fedlda-tkrr, fednmf-dp")
+	fs.StringVar(&f.variants, "methods", "", "comma-separated methods or variants to run (default all): ftm, pctd-ssp, pctd-ssp-threshold, pctd-unit, fedlda-krr, fedlda-tkrr, fednmf-dp")
 	fs.StringVar(&f.rounds, "rounds", "", "candidate rounds per method or variant, chosen on the development documents: pctd=5|10|20,fednmf=30 (defaults: ftm 5, pctd 5|10|20, fedlda 20, fednmf 30)")
 	fs.IntVar(&f.iterations, "iterations", 300, "sweeps of the parties' and the pooled model's samplers")
 	fs.Float64Var(&f.nmfClip, "fednmf-clip", 1, "DP-FedNMF: S, the L2 norm each party's update is clipped to")
@@ -801,6 +872,23 @@ func (c *compareRun) runTarget(ctx context.Context, v compareVariant, meth *meth
 		res, dev, secs, err := c.runVariant(ctx, meth, params, budget)
 		if err != nil {
 			return err
+		}
+		if v.post != nil {
+			pms, err := v.post(res.Global, params, len(c.x.data.parts))
+			if err != nil {
+				return err
+			}
+			dev = math.Inf(1)
+			for _, pm := range pms {
+				pd, err := c.perplexity(ctx, pm.model, c.dev)
+				if err != nil {
+					return err
+				}
+				if pd < dev {
+					dev, res.Global = pd, pm.model
+					maps.Copy(line, pm.setting)
+				}
+			}
 		}
 		line["rounds"], line["dev_perplexity"], line["seconds"] = r, dev, secs
 		var pm map[string]any

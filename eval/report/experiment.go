@@ -18,8 +18,9 @@ import (
 // experimentFile matches the result files of the experiments E1–E8 of
 // docs/experiments.md (e1.jsonl, E2.jsonl, e3-bytes.jsonl,
 // e4_classify.jsonl) and of the privacy attacks (attacks.jsonl,
-// docs/attacks.md).
-var experimentFile = regexp.MustCompile(`^(?:[eE]([1-8])|(attacks))([-_.][^/]*)?\.jsonl$`)
+// docs/attacks.md) and the method comparison (compare.jsonl,
+// docs/compare.md).
+var experimentFile = regexp.MustCompile(`^(?:[eE]([1-8])|(attacks)|(compare))([-_.][^/]*)?\.jsonl$`)
 
 // experiment is one experiment result file: JSON lines of flat objects.
 type experiment struct {
@@ -73,8 +74,11 @@ func readExperiments(dir string) ([]experiment, error) {
 			return nil, err
 		}
 		x.id = "Attacks"
-		if m[1] != "" {
+		switch {
+		case m[1] != "":
 			x.id = "E" + m[1]
+		case m[3] != "":
+			x.id = compareID
 		}
 		out = append(out, x)
 	}

@@ -84,6 +84,7 @@ func buildPage(ctx context.Context, runs []*run, opts Options) (*page, error) {
 		func() (section, error) { return privacyUtilitySection(recorded) },
 		func() (section, error) { return partiesSection(recorded) },
 		func() (section, error) { return topicsSection(runs, opts.TopWords), nil },
+		func() (section, error) { return compareSection(runs) },
 		func() (section, error) { return experimentsSection(runs) },
 	}
 	for _, build := range builders {

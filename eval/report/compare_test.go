@@ -1,0 +1,83 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// compareLines is a small comparison: two parties, the pooled model, two
+// methods at ε = 1, 4 and ∞, one unreachable budget.
+const compareLines = `{"plot": {"x": "doc_epsilon", "y": "perplexity", "series": ["method"]}}
+{"role": "setup", "max_doc_length": 16, "vocabulary": "public: 100 words"}
+{"role": "party", "method": "lda", "party": "p1", "perplexity": 900}
+{"role": "party", "method": "lda", "party": "p2", "perplexity": 700}
+{"role": "pooled", "method": "lda", "perplexity": 500}
+{"role": "private", "method": "pctd-ssp", "target_epsilon": 1, "doc_epsilon": 1, "perplexity": 800}
+{"role": "private", "method": "pctd-ssp", "target_epsilon": 4, "doc_epsilon": 4, "perplexity": 650}
+{"role": "private", "method": "pctd-ssp", "target_epsilon": "inf", "perplexity": 520}
+{"role": "private", "method": "ftm", "target_epsilon": 1, "status": "unreachable", "reason": "costs more"}
+{"role": "private", "method": "ftm", "target_epsilon": 4, "doc_epsilon": 4, "perplexity": 690}
+{"role": "private", "method": "ftm", "target_epsilon": "inf", "perplexity": 600}
+`
+
+func TestCompareFileName(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		want bool
+	}{{"compare.jsonl", true}, {"compare-wordnet.jsonl", true}, {"mycompare.jsonl", false}, {"compare.json", false}} {
+		m := experimentFile.FindStringSubmatch(tt.name)
+		if got := m != nil && m[3] != ""; got != tt.want {
+			t.Errorf("%q read as the comparison: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestCompareRecommendation(t *testing.T) {
+	x, err := decodeExperiment(strings.NewReader(compareLines))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := recommendation(readCompare(x))
+	for _, want := range []string{
+		"At ε = 1 per document, no method beats every party alone: the best, pctd-ssp, has perplexity 800 against 700 for p2 alone (14% higher).",
+		"At ε = 4 per document, pctd-ssp beats every party alone on held-out perplexity (650 against 700 for p2, the best party); so do ftm.",
+		"Recommendation: with a budget of at least ε = 4 per document",
+		"Without privacy, the pooled model reaches 500.",
+		"Out of reach at any setting: ftm at ε = 1.",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("recommendation = %q; want it to contain %q", got, want)
+		}
+	}
+	// Without any winner the advice is to stay alone.
+	x, err = decodeExperiment(strings.NewReader(strings.ReplaceAll(compareLines, `"perplexity": 650`, `"perplexity": 750`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.rows = x.rows[:len(x.rows)-2] // drop ftm at 4 and ∞
+	got = recommendation(readCompare(x))
+	if want := "no private method is worth joining"; !strings.Contains(got, want) {
+		t.Errorf("recommendation = %q; want it to contain %q", got, want)
+	}
+}
+
+func TestCompareSectionRendered(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "compare.jsonl"), []byte(compareLines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Write(context.Background(), &buf, []string{dir}, Options{}); err != nil {
+		t.Fatalf("Write = %v", err)
+	}
+	html := buf.String()
+	for _, want := range []string{"Which method?", "Privacy–utility frontier", "p2 alone", "pooled (non-private)", "unreachable", "ε = ∞", "clipped documents to 16 tokens"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
