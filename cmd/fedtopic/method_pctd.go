@@ -75,6 +75,14 @@ func (f *pctdFlags) config(s simSettings) (pctd.Config, error) {
 	if s.changed("workers") {
 		cfg.Workers = s.workers
 	}
+	if on, _ := fs.GetBool("secure-aggregation"); on {
+		// Under secure aggregation the noise is distributed: each party
+		// adds a t-th of its variance (pctd/secure.go).
+		cfg.SecureThreshold = s.parties
+		if t, _ := fs.GetInt("threshold"); s.changed("threshold") {
+			cfg.SecureThreshold = t
+		}
+	}
 	if !cfg.NoNoise {
 		if cfg.MaxDocTokens <= 0 {
 			return cfg, usagef("--max-doc-length %d: want at least 1: a document's sensitivity is its length, so documents must be truncated (try %d)", cfg.MaxDocTokens, pctdDefaultMaxDocLength)
@@ -175,6 +183,13 @@ func pctdStatement(st *fed.Statement, cfg pctd.Config) {
 	switch r.Variant {
 	case pctd.VariantSSP:
 		sens := math.Sqrt(float64(r.MaxDocTokens))
+		if t := r.SecureThreshold; t > 0 {
+			st.Released = append(st.Released, fmt.Sprintf("every iteration, only the sum over the surviving parties (at least %d, secure aggregation) of their M_t = Σ_u N_u·r_uᵀ (V×K), each computed from exact counts on a grid of step 2^-%d, plus each party's share of distributed noise: a discrete Gaussian of standard deviation %.4g/√%d = %.4g on every entry, so the sum carries at least %.4g (σ = %.4g × sensitivity √%d)", t, pctd.SecureFracBits, r.NoiseStd(), t, r.NoiseStd()/math.Sqrt(float64(t)), r.NoiseStd(), r.Sigma, r.MaxDocTokens))
+			st.Notes = append(st.Notes,
+				fmt.Sprintf("distributed noise: each party is charged for the worst case it accepted, exactly %d survivors, whose sum carries noise of standard deviation %.4g: per iteration a discrete Gaussian release of sensitivity √%d = %.4g per document, %d iterations composed by RDP", t, r.NoiseStd(), r.MaxDocTokens, sens, r.Rounds),
+				"the SSP variant protects documents (add or remove one): a word occurrence is protected only as part of its document")
+			break
+		}
 		st.Released = append(st.Released, fmt.Sprintf("every iteration, each party's M_t = Σ_u N_u·r_uᵀ (V×K) computed from its exact counts, plus Gaussian noise of standard deviation %.4g on every entry (SSP variant: σ = %.4g × sensitivity √%d)", r.NoiseStd(), r.Sigma, r.MaxDocTokens))
 		st.Notes = append(st.Notes,
 			fmt.Sprintf("SSP variant: documents are clipped so that their word counts satisfy Σ a_w² ≤ %d (at most %d tokens); removing one changes M_t by at most √%d = %.4g in Frobenius norm, so %d iterations are μ = √%d·%.4g/%.4g = %.4g GDP per document", r.MaxDocTokens, r.MaxDocTokens, r.MaxDocTokens, sens, r.Rounds, r.Rounds, sens, r.NoiseStd(), math.Sqrt(float64(r.Rounds))*sens/r.NoiseStd()),

@@ -146,6 +146,11 @@ docs/methods.md describes each algorithm and its defaults.`,
 				return err
 			}
 			alg := meth.alg
+			if secure {
+				if err := checkSecureMethod(alg.Name); err != nil {
+					return err
+				}
+			}
 			if !c.Flags().Changed("rounds") {
 				rounds = meth.rounds
 			}
