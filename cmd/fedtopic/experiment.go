@@ -292,7 +292,7 @@ func (x *experiment) save(name string, m *topic.Model) error {
 
 func newExperimentCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "experiment e1|e2|e3|e4|e6|dev|attacks|compare",
+		Use:   "experiment e1|e2|e3|e4|e5|e6|dev|attacks|compare",
 		Short: "Run the experiments that check the papers' claims (docs/experiments.md) and write JSON lines",
 		Long: `experiment runs one of the experiments that check the papers' claims on real
 text, and writes one JSON line per measured model or round.
@@ -304,6 +304,9 @@ text, and writes one JSON line per measured model or round.
   e3   likelihood against rounds and bytes (FTM Fig. 6, iFTM Fig. 7): FTM
        against AD-LDA on the pooled data, with 3 and 4 parties.
   e4   classification with topic features (iFTM Table 3).
+  e5   PC-TD (PC-TD Fig. 2-4): perplexity against iterations for σ and the
+       SSP variant's ε, federated against each party and the pooled EM;
+       coherence against K with and without the word-relation step.
   e6   FedLDA (FedLDA Fig. 5, Table 2): perplexity against iterations for
        RRP, kRR, t-kRR and no privacy, with Gibbs and MH; sweeps of ε, K,
        the truncation δ and the sample ratio.
@@ -313,6 +316,10 @@ text, and writes one JSON line per measured model or round.
        the word-presence attack against every private method's release:
        an empirical lower bound on ε beside the ε the method claims
        (docs/attacks.md).
+  compare
+       which method at which budget: every private method calibrated to one
+       document-level ε, against each party alone and the pooled data
+       (docs/compare.md).
 
 The corpus is the WordNet glosses (python3 bench/wordnet_glosses.py > FILE,
 from Debian's wordnet-base) or any labelled JSONL corpus. Held-out
