@@ -196,7 +196,7 @@ func (x *experiment) simulate(ctx context.Context, alg fed.Algorithm, params any
 	}
 	run := &ftmRun{}
 	sc := sim.Scenario{Algorithm: alg, Params: b, Corpora: parts, Vocab: x.data.vocab, Seed: x.seed,
-		Budget: accountant.Budget{Epsilon: budget}}
+		Budget: accountant.Budget{Epsilon: budget, Delta: sim.DefaultDelta}}
 	sc.Metrics = func(round int, m *topic.Model) (map[string]float64, error) {
 		if round != rounds && round > evalFirst && (evalEvery <= 0 || round%evalEvery != 0) {
 			return nil, nil
