@@ -58,6 +58,7 @@ func TestSimulatePCTD(t *testing.T) {
 	_, unitDoc := pctdPrivacyTotals(t, "--sigma", "0.1", "--iterations", "8", "--max-doc-length", "10", "--delta", "1e-5")
 	unitWord, _ := pctdPrivacyTotals(t, "--sigma", "0.1", "--iterations", "8", "--delta", "1e-5")
 	_, sspDoc := pctdPrivacyTotals(t, "--variant", "ssp", "--sigma", "0.5", "--iterations", "8", "--max-doc-length", "10", "--delta", "1e-5")
+	_, secureDoc := pctdPrivacyTotals(t, "--variant", "ssp", "--sigma", "0.5", "--iterations", "8", "--max-doc-length", "10", "--delta", "1e-5", "--threshold", "3")
 	tests := []struct {
 		name     string
 		args     []string
@@ -66,6 +67,7 @@ func TestSimulatePCTD(t *testing.T) {
 	}{
 		{name: "SSP at ε = 30", wantEps: 30, args: []string{"--epsilon", "30", "--max-doc-length", "10"}},
 		{name: "SSP at a noise multiplier", wantEps: sspDoc, args: []string{"--sigma", "0.5", "--max-doc-length", "10"}},
+		{name: "SSP under secure aggregation", wantEps: secureDoc, args: []string{"--sigma", "0.5", "--max-doc-length", "10", "--secure-aggregation", "--threshold", "3"}},
 		{name: "paper's mechanism", wantEps: unitDoc, wantWord: unitWord,
 			args: []string{"--variant", "unit", "--sigma", "0.1", "--max-doc-length", "10", "--budget-epsilon", "1e9"}},
 	}

@@ -204,10 +204,11 @@ nothing more. A document of L words costs L·ε by group privacy.`,
 
 func newPrivacyPCTDCmd(e *env) *cobra.Command {
 	var (
-		pf      privacyFlags
-		sigma   float64
-		iters   int
-		variant string
+		pf        privacyFlags
+		sigma     float64
+		iters     int
+		variant   string
+		threshold int
 	)
 	cmd := &cobra.Command{
 		Use:   "pctd --sigma SIGMA --iterations T [--delta DELTA]",
@@ -237,10 +238,13 @@ standard deviation over √L), T iterations are (√T/z)-GDP per document.`,
 			if !(pf.delta > 0 && pf.delta < 1) {
 				return usagef("--delta %v: want δ in (0, 1)", pf.delta)
 			}
+			if threshold != 0 && variant != pctd.VariantSSP {
+				return usagef("--threshold applies to --variant ssp only: the paper's variant cannot run under secure aggregation")
+			}
 			switch variant {
 			case pctd.VariantUnit:
 			case pctd.VariantSSP:
-				return privacyPCTDSSP(e, pf, sigma, iters)
+				return privacyPCTDSSP(e, pf, sigma, iters, threshold)
 			default:
 				return usagef("--variant %q: want unit or ssp", variant)
 			}
@@ -277,6 +281,7 @@ standard deviation over √L), T iterations are (√T/z)-GDP per document.`,
 	fs := cmd.Flags()
 	fs.Float64Var(&sigma, "sigma", 0, "σ: standard deviation of the Gaussian noise on each count (--variant ssp: the noise multiplier)")
 	fs.IntVar(&iters, "iterations", 0, "T: federated EM iterations (each adds fresh noise)")
+	fs.IntVar(&threshold, "threshold", 0, "--variant ssp under secure aggregation (simulate --secure-aggregation --threshold t): the noise is split among the parties and charged for t survivors")
 	fs.StringVar(&variant, "variant", pctd.VariantUnit, "unit (the paper: noise on every unit's counts) or ssp (noise once on M_t per party and iteration)")
 	pf.register(cmd, "δ to convert the Gaussian guarantee to (ε, δ)", 1e-5)
 	return cmd
@@ -284,11 +289,11 @@ standard deviation over √L), T iterations are (√T/z)-GDP per document.`,
 
 // privacyPCTDSSP reports PC-TD's sufficient-statistics variant from the
 // events pctd.Config states for it, so the report and a run agree.
-func privacyPCTDSSP(e *env, pf privacyFlags, sigma float64, iters int) error {
+func privacyPCTDSSP(e *env, pf privacyFlags, sigma float64, iters, threshold int) error {
 	if pf.maxDocLength < 1 {
 		return usagef("--variant ssp needs --max-doc-length: documents are clipped to it, which bounds their sensitivity")
 	}
-	cfg := pctd.Config{Variant: pctd.VariantSSP, Rounds: iters, MaxDocTokens: pf.maxDocLength, Delta: pf.delta, Unit: pctd.UnitDocument, Sigma: sigma}
+	cfg := pctd.Config{Variant: pctd.VariantSSP, Rounds: iters, MaxDocTokens: pf.maxDocLength, Delta: pf.delta, Unit: pctd.UnitDocument, Sigma: sigma, SecureThreshold: threshold}
 	rep := &privacyReport{Method: "pctd", Mechanism: privacy.MechanismGaussian,
 		Parameters: map[string]any{"variant": pctd.VariantSSP, "iterations": iters, "delta": pf.delta, "max_doc_length": pf.maxDocLength}}
 	if pf.target != 0 {
@@ -306,6 +311,11 @@ func privacyPCTDSSP(e *env, pf privacyFlags, sigma float64, iters int) error {
 		rep.Calibration = &privacyCalibration{TargetEpsilon: pf.target, Delta: pf.delta, Unit: pctd.UnitDocument, Parameter: "sigma", Value: z}
 	}
 	rep.Parameters["sigma"] = z
+	if threshold > 0 {
+		rep.Parameters["threshold"] = threshold
+		rep.Mechanism = ev[0].Mechanism
+		rep.Notes = append(rep.Notes, fmt.Sprintf("secure aggregation with distributed noise: each party adds its share of the noise so that the sum of at least %d parties carries it all; each party is charged as if exactly %d survived", threshold, threshold))
+	}
 	one := ev[0]
 	one.Count = 1
 	c1, err := accountant.Compose([]privacy.Event{one}, pf.delta)
