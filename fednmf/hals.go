@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
 
 	"github.com/fedtopic/fedtopic/corpus"
 	"github.com/fedtopic/fedtopic/internal/rng"
@@ -112,6 +113,10 @@ type TrainConfig struct {
 	// Features is tfidf (default) or counts.
 	Features string `json:"features,omitempty"`
 	Seed     uint64 `json:"seed"`
+	// Progress, when set, is called after each iteration with its number
+	// (from 1) and the objective reached; benchmarks time the solver with
+	// it.
+	Progress func(iter int, objective float64) `json:"-"`
 }
 
 // Result is a factorization A ≈ W·Hᵀ.
@@ -174,20 +179,21 @@ func TrainMatrix(ctx context.Context, a *Matrix, cfg TrainConfig) (*Result, erro
 	atw, ah := make([]float64, a.N*k), make([]float64, a.V*k)
 	norm2 := a.Norm2()
 	prev := math.Inf(1)
+	gram(a.V, k, w, wtw)
 	for it := range cfg.Iterations {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("fednmf: train: iteration %d: %w", it, err)
 		}
-		// H: columns of Hᵀ, one topic at a time over all documents.
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, general(a.V, k, w), general(a.V, k, w), 0, general(k, k, wtw))
+		// H: wtw is WᵀW of the current W (from the start, or from the
+		// previous iteration's objective).
 		sparseAtW(a, w, k, atw)
 		halsColumns(h, atw, wtw, a.N, k)
 		// W.
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, general(a.N, k, h), general(a.N, k, h), 0, general(k, k, hth))
+		gram(a.N, k, h, hth)
 		sparseAH(a, h, k, ah)
 		halsColumns(w, ah, hth, a.V, k)
 		// ½(‖A‖² − 2⟨W, AH⟩ + ⟨WᵀW, HᵀH⟩), with the new W.
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, general(a.V, k, w), general(a.V, k, w), 0, general(k, k, wtw))
+		gram(a.V, k, w, wtw)
 		var cross, quad float64
 		for i, x := range w {
 			cross += x * ah[i]
@@ -197,6 +203,9 @@ func TrainMatrix(ctx context.Context, a *Matrix, cfg TrainConfig) (*Result, erro
 		}
 		obj := max(0.5*(norm2-2*cross+quad), 0)
 		res.Objective = append(res.Objective, obj)
+		if cfg.Progress != nil {
+			cfg.Progress(it+1, obj)
+		}
 		if cfg.Tol > 0 && prev-obj < cfg.Tol*prev {
 			break
 		}
@@ -207,20 +216,65 @@ func TrainMatrix(ctx context.Context, a *Matrix, cfg TrainConfig) (*Result, erro
 
 // halsColumns updates the columns of x (n×K) one topic at a time:
 // x[:,t] ← max(0, x[:,t] + (b[:,t] − x·g[:,t]) / g[t,t]), the exact
-// minimizer of the objective in column t with the others fixed.
+// minimizer of the objective in column t with the others fixed. Row i's
+// updates read only row i of x, b and the symmetric g, so the rows are
+// swept one after another, each through every topic in order: the same
+// updates as column after column, with each row in cache. Each row keeps
+// its residual r = b_i − x_i·g up to date, so an update costs a division
+// and, only when it moves the weight, an axpy with g's row t: NMF's
+// weights are mostly zero and mostly stay so.
 func halsColumns(x, b, g []float64, n, k int) {
-	for t := range k {
-		d := g[t*k+t]
-		if d < hdiv {
-			continue
-		}
-		for i := range n {
-			row := x[i*k : (i+1)*k]
-			var s float64
-			for u, v := range row {
-				s += v * g[u*k+t]
+	r := make([]float64, k)
+	for i := range n {
+		row := x[i*k : (i+1)*k]
+		copy(r, b[i*k:(i+1)*k])
+		for u, v := range row {
+			if v != 0 {
+				axpy(-v, g[u*k:(u+1)*k], r)
 			}
-			row[t] = max(row[t]+(b[i*k+t]-s)/d, 0)
+		}
+		for t := range k {
+			d := g[t*k+t]
+			if d < hdiv {
+				continue
+			}
+			old := row[t]
+			nw := max(old+r[t]/d, 0)
+			if nw != old {
+				row[t] = nw
+				axpy(old-nw, g[t*k:(t+1)*k], r)
+			}
+		}
+	}
+}
+
+// axpy sets y ← y + α·x (gonum's assembly kernel).
+func axpy(alpha float64, x, y []float64) { floats.AddScaled(y, alpha, x) }
+
+// gram sets out (K×K) to XᵀX for x (n×K, row-major), summing over each
+// row's non-zero entries only.
+func gram(n, k int, x, out []float64) {
+	clear(out)
+	idx := make([]int, 0, k)
+	for i := range n {
+		row := x[i*k : (i+1)*k]
+		idx = idx[:0]
+		for u, v := range row {
+			if v != 0 {
+				idx = append(idx, u)
+			}
+		}
+		for p, u := range idx {
+			xu := row[u]
+			o := out[u*k : (u+1)*k]
+			for _, v := range idx[p:] {
+				o[v] += xu * row[v]
+			}
+		}
+	}
+	for t := range k {
+		for u := range t {
+			out[t*k+u] = out[u*k+t]
 		}
 	}
 }

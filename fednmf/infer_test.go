@@ -98,3 +98,79 @@ func TestFitHOptimal(t *testing.T) {
 		}
 	}
 }
+
+// TestStepMatchesDense checks a client's SGD step, which never forms the
+// residual, against the dense update written out: R = A_b − W·H_bᵀ,
+// W ← max(0, W + (2η/B)·R·H_b), H_b ← max(0, H_b + (2η/B)·Rᵀ·W), and the
+// returned loss ‖R‖², on a batch that leaves some documents out.
+func TestStepMatchesDense(t *testing.T) {
+	c, _ := planted(t, 4, 40, 30)
+	a, err := NewMatrix(c, FeaturesTFIDF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{K: 5, Batch: 8, LR: 0.3}.WithDefaults()
+	cl := newClient(cfg, a)
+	k, v := cfg.K, a.V
+	w := make([]float64, v*k)
+	for i := range w {
+		w[i] = float64((i*7)%11) / 40 // some zeros, some rows all zero
+		if (i/k)%5 == 0 {
+			w[i] = 0
+		}
+	}
+	for i := range cl.h {
+		cl.h[i] = float64((i*5)%7) / 10
+	}
+	cols := []int{3, 9, 4, 17, 22, 0, 28, 11}
+	wantW, wantH := append([]float64(nil), w...), append([]float64(nil), cl.h...)
+	var wantSSE float64
+	r := make([]float64, v*len(cols))
+	for j, d := range cols {
+		rows, vals := a.Col(d)
+		for i, wd := range rows {
+			r[int(wd)*len(cols)+j] = vals[i]
+		}
+		for i := range v {
+			for u := range k {
+				r[i*len(cols)+j] -= w[i*k+u] * cl.h[d*k+u]
+			}
+		}
+	}
+	for _, x := range r {
+		wantSSE += x * x
+	}
+	s := 2 * cfg.LR / float64(len(cols))
+	for i := range v {
+		for u := range k {
+			var g float64
+			for j, d := range cols {
+				g += r[i*len(cols)+j] * cl.h[d*k+u]
+			}
+			wantW[i*k+u] = max(w[i*k+u]+s*g, 0)
+		}
+	}
+	for j, d := range cols {
+		for u := range k {
+			var g float64
+			for i := range v {
+				g += r[i*len(cols)+j] * w[i*k+u]
+			}
+			wantH[d*k+u] = max(cl.h[d*k+u]+s*g, 0)
+		}
+	}
+	sse := cl.step(w, nil, cols)
+	if math.Abs(sse-wantSSE) > 1e-9*wantSSE {
+		t.Errorf("step loss = %v; want %v", sse, wantSSE)
+	}
+	for i := range w {
+		if math.Abs(w[i]-wantW[i]) > 1e-12 {
+			t.Fatalf("W[%d] = %v; want %v", i, w[i], wantW[i])
+		}
+	}
+	for i := range cl.h {
+		if math.Abs(cl.h[i]-wantH[i]) > 1e-12 {
+			t.Fatalf("H[%d] = %v; want %v", i, cl.h[i], wantH[i])
+		}
+	}
+}

@@ -16,26 +16,30 @@ import (
 // A_i, its topic weights H_i (N_i rows of K, never sent) and the buffers of
 // a mini-batch step.
 type client struct {
-	cfg  Config // with defaults
-	a    *Matrix
-	k    int
-	h    []float64 // N×K row-major: row j is H_i(:, j)
-	crit critic
-	ws   *smileWork
-	r    []float64 // V×B residual A_b − W·H_b
-	hb   []float64 // B×K
-	gh   []float64 // B×K
-	gy   []float64 // B×K
-	gw   []float64 // V×K
-	perm []int
+	cfg     Config // with defaults
+	a       *Matrix
+	k       int
+	h       []float64 // N×K row-major: row j is H_i(:, j)
+	crit    critic
+	ws      *smileWork
+	hb      []float64 // B×K
+	gh      []float64 // B×K
+	gy      []float64 // B×K
+	q, g    []float64 // K×K: WᵀW and H_bᵀH_b
+	wa      []float64 // K
+	p       []float64 // V×K: A_b·H_b in the rows of touched, zero elsewhere
+	wg      []float64 // V×K: W·G
+	touched []bool    // the words of the batch
+	perm    []int
 }
 
 func newClient(cfg Config, a *Matrix) *client {
 	cfg = cfg.WithDefaults()
 	k, b := cfg.K, cfg.Batch
 	c := &client{cfg: cfg, a: a, k: k, h: make([]float64, a.N*k),
-		r: make([]float64, a.V*b), hb: make([]float64, b*k), gh: make([]float64, b*k),
-		gy: make([]float64, b*k), gw: make([]float64, a.V*k), perm: make([]int, a.N)}
+		hb: make([]float64, b*k), gh: make([]float64, b*k), gy: make([]float64, b*k),
+		q: make([]float64, k*k), g: make([]float64, k*k), wa: make([]float64, k),
+		p: make([]float64, a.V*k), wg: make([]float64, a.V*k), touched: make([]bool, a.V), perm: make([]int, a.N)}
 	if cfg.MILambda > 0 {
 		c.crit = critic{a.V, k}
 		c.ws = newSmileWork(c.crit, b)
@@ -76,6 +80,18 @@ func (c *client) epochs(r *rand.Rand, w, theta []float64, e int) float64 {
 
 // step makes one mini-batch step over the documents cols and returns
 // their summed squared residuals.
+//
+// The gradients are taken without forming the dense V×B residual:
+// with G = H_bᵀH_b and Q = WᵀW (both K×K),
+//
+//	∂/∂W   = −(2/B)·(A_b·H_b − W·G)
+//	∂/∂H_b = −(2/B)·(A_bᵀ·W − H_b·Q)
+//	‖a_j − W·h_j‖² = ‖a_j‖² − 2·h_j·(Wᵀa_j) + h_jᵀ·Q·h_j,
+//
+// so the sparse documents cost their non-zeros times K, and W two dense
+// products with K×K matrices (Q and W·G, 2·V·K² multiplications against
+// the 3·V·K·B of the products with the residual) and one pass to update
+// it.
 func (c *client) step(w, theta []float64, cols []int) float64 {
 	v, k, b := c.a.V, c.k, len(cols)
 	eta := c.cfg.LR
@@ -83,23 +99,36 @@ func (c *client) step(w, theta []float64, cols []int) float64 {
 	for j, d := range cols {
 		copy(hb[j*k:(j+1)*k], c.h[d*k:(d+1)*k])
 	}
-	// R = A_b − W·H_bᵀ, V×B.
-	r := c.r[:v*b]
-	clear(r)
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, general(v, k, w), general(v, k, w), 0, general(k, k, c.q))
+	gram(b, k, hb, c.g)
+	scale := -2 / float64(b)
+	var sse float64
 	for j, d := range cols {
 		rows, vals := c.a.Col(d)
+		wa := c.wa[:k]
+		clear(wa)
+		var aa float64
 		for i, wd := range rows {
-			r[int(wd)*b+j] = vals[i]
+			axpy(vals[i], w[int(wd)*k:(int(wd)+1)*k], wa)
+			aa += vals[i] * vals[i]
+		}
+		hj, ghj := hb[j*k:(j+1)*k], gh[j*k:(j+1)*k]
+		clear(ghj)
+		for u, x := range hj {
+			if x != 0 {
+				axpy(x, c.q[u*k:(u+1)*k], ghj) // Q·h_j
+			}
+		}
+		var hwa, hqh float64
+		for t, x := range hj {
+			hwa += x * wa[t]
+			hqh += x * ghj[t]
+		}
+		sse += max(aa-2*hwa+hqh, 0)
+		for t := range ghj {
+			ghj[t] = scale * (wa[t] - ghj[t])
 		}
 	}
-	blas64.Gemm(blas.NoTrans, blas.Trans, -1, general(v, k, w), general(b, k, hb), 1, general(v, b, r))
-	var sse float64
-	for _, x := range r {
-		sse += x * x
-	}
-	scale := -2 / float64(b)
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, scale, general(v, b, r), general(b, k, hb), 0, general(v, k, c.gw))
-	blas64.Gemm(blas.Trans, blas.NoTrans, scale, general(v, b, r), general(v, k, w), 0, general(b, k, gh))
 	mi := c.cfg.MILambda > 0 && b >= 2
 	if mi {
 		gy := c.gy[:b*k]
@@ -108,8 +137,32 @@ func (c *client) step(w, theta []float64, cols []int) float64 {
 			gh[i] -= c.cfg.MILambda * g
 		}
 	}
-	for i, g := range c.gw {
-		w[i] = max(w[i]-eta*g, 0)
+	// P = A_b·H_b in the rows of the batch's words (c.p is zero elsewhere),
+	// then W ← max(0, W + (2η/B)·(P − W·G)) row by row.
+	for j, d := range cols {
+		rows, vals := c.a.Col(d)
+		hj := hb[j*k : (j+1)*k]
+		for i, wd := range rows {
+			c.touched[wd] = true
+			axpy(vals[i], hj, c.p[int(wd)*k:(int(wd)+1)*k])
+		}
+	}
+	step := 2 * eta / float64(b)
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, general(v, k, w), general(k, k, c.g), 0, general(v, k, c.wg))
+	for i := range v {
+		wi, wg := w[i*k:(i+1)*k], c.wg[i*k:(i+1)*k]
+		if c.touched[i] {
+			pi := c.p[i*k : (i+1)*k]
+			for t, x := range wi {
+				wi[t] = max(x+step*(pi[t]-wg[t]), 0)
+			}
+			clear(pi)
+			c.touched[i] = false
+			continue
+		}
+		for t, x := range wi {
+			wi[t] = max(x-step*wg[t], 0)
+		}
 	}
 	for j, d := range cols {
 		dst := c.h[d*k : (d+1)*k]

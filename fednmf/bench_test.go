@@ -1,0 +1,90 @@
+package fednmf
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/fedtopic/fedtopic/corpus"
+	"github.com/fedtopic/fedtopic/fed"
+	"github.com/fedtopic/fedtopic/vocab"
+)
+
+// The client's throughput (one core, K = 50, B = 64, tf-idf of the demo
+// corpus of 29,415 WordNet glosses at min-df 2):
+//
+//	go test -run '^$' -bench ClientStep -benchtime 200x -cpu 1 ./fednmf
+//
+// FEDTOPIC_BENCH_CORPUS names another JSON-lines corpus (the full WordNet
+// glosses of bench/wordnet_glosses.py, for example).
+
+// benchMatrix reads the benchmark corpus at min-df 2 and returns its
+// tf-idf matrix.
+func benchMatrix(b *testing.B) *Matrix {
+	b.Helper()
+	path := os.Getenv("FEDTOPIC_BENCH_CORPUS")
+	if path == "" {
+		path = "../demo/wordnet-glosses.jsonl"
+	}
+	c, _, _, err := vocab.Prepare(context.Background(), []string{path}, corpus.ReadOptions{}, corpus.TokenizerConfig{}, vocab.BuildOptions{MinDF: 2}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, err := NewMatrix(c, FeaturesTFIDF)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return a
+}
+
+// BenchmarkClientStep measures one mini-batch step of a client's local
+// SGD (B = 64 documents, K = 50) with and without the MI critic, from W,
+// H and θ after warm steps (%W>0 is the share of W's entries above zero
+// then: projected SGD leaves W dense). docs/s counts the batch's
+// documents; the ratio of the two sub-benchmarks' ns/op is the cost of
+// the MI term.
+func BenchmarkClientStep(b *testing.B) {
+	const warm = 50
+	a := benchMatrix(b)
+	for _, bc := range []struct {
+		name   string
+		lambda float64
+	}{{"plain", 0}, {"mi", 0.1}} {
+		b.Run(bc.name, func(b *testing.B) {
+			cfg := Config{K: 50, MILambda: bc.lambda}.WithDefaults()
+			vocab := make([]string, a.V)
+			agg, err := newAggregator(cfg, fed.Setup{Run: "bench", Parties: []string{"p1"}, Vocab: vocab, Seed: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			nw := a.V * cfg.K
+			w, theta := agg.x[:nw], agg.x[nw:]
+			c := newClient(cfg, a)
+			fitH(a, w, cfg.K, c.h, initSweeps, 0)
+			batches := a.N / cfg.Batch
+			cols := make([]int, cfg.Batch)
+			batch := func(i int) []int {
+				s := (i % batches) * cfg.Batch
+				for j := range cols {
+					cols[j] = s + j
+				}
+				return cols
+			}
+			for i := range warm {
+				c.step(w, theta, batch(batches-1-i))
+			}
+			var nz int
+			for _, x := range w {
+				if x != 0 {
+					nz++
+				}
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				c.step(w, theta, batch(i))
+			}
+			b.ReportMetric(float64(b.N*cfg.Batch)/b.Elapsed().Seconds(), "docs/s")
+			b.ReportMetric(100*float64(nz)/float64(len(w)), "%W>0")
+		})
+	}
+}
