@@ -1187,15 +1187,15 @@ func topWords(ws []topic.WordProb) string {
 
 // experimentInfo says what each experiment (docs/experiments.md) shows.
 var experimentInfo = map[string]string{
-	"E1": "Data scarcity: three parties with unequal, non-IID data; the federated model against each party's own non-private model, on held-out likelihood (FTM Fig. 4, iFTM Fig. 5).",
-	"E2": "Privacy–utility grid over ε and the threshold τ (FTM Fig. 5, iFTM Fig. 6).",
-	"E3": "Likelihood against communication rounds and bytes: FTM against conventional distributed LDA on the pooled data (FTM Fig. 6, iFTM Fig. 7).",
-	"E4": "Classification with topic features: no topics, each party's model, the federated models (iFTM Table 3).",
-	"E5": "PC-TD: perplexity against iterations for several σ, federated against each single party; coherence against K (PC-TD Fig. 2–4).",
-	"E6": "FedLDA: perplexity against iterations for RRP, kRR, t-kRR and no privacy; sweeps of ε, K, δ and the sample ratio (FedLDA Fig. 5, Table 2).",
-	"E7": "FedNMF: embedding coherence and SVM F1/accuracy across methods, K and client counts (FedNMF Tables III–IV, Fig. 2–4).",
+	"E1":      "Data scarcity: three parties with unequal, non-IID data; the federated model against each party's own non-private model, on held-out likelihood (FTM Fig. 4, iFTM Fig. 5).",
+	"E2":      "Privacy–utility grid over ε and the threshold τ (FTM Fig. 5, iFTM Fig. 6).",
+	"E3":      "Likelihood against communication rounds and bytes: FTM against conventional distributed LDA on the pooled data (FTM Fig. 6, iFTM Fig. 7).",
+	"E4":      "Classification with topic features: no topics, each party's model, the federated models (iFTM Table 3).",
+	"E5":      "PC-TD: perplexity against iterations for several σ, federated against each single party; coherence against K (PC-TD Fig. 2–4).",
+	"E6":      "FedLDA: perplexity against iterations for RRP, kRR, t-kRR and no privacy; sweeps of ε, K, δ and the sample ratio (FedLDA Fig. 5, Table 2).",
+	"E7":      "FedNMF: embedding coherence and SVM F1/accuracy across methods, K and client counts (FedNMF Tables III–IV, Fig. 2–4).",
 	"Attacks": "Privacy attacks: the ε an attack can prove from what each method releases (a lower bound with its confidence) beside the ε the method claims; with noise off the same attacks show their power (docs/attacks.md).",
-	"E8": "Topic-adapted language model: held-out perplexity of the n-gram model alone against adapted with each party's model and with the federated one (FTM §4.5, iFTM §4.5).",
+	"E8":      "Topic-adapted language model: held-out perplexity of the n-gram model alone against adapted with each party's model and with the federated one (FTM §4.5, iFTM §4.5).",
 }
 
 // maxExperimentTableRows bounds the rows shown of one experiment.
