@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/fedtopic/fedtopic/corpus"
 	"github.com/fedtopic/fedtopic/fed"
+	"github.com/fedtopic/fedtopic/fed/secagg"
 	"github.com/fedtopic/fedtopic/fedlda"
 	"github.com/fedtopic/fedtopic/fednmf"
 	"github.com/fedtopic/fedtopic/ftm"
@@ -95,6 +99,7 @@ type attackOptions struct {
 // attackCase is one method's word-presence game, with noise on and off.
 type attackCase struct {
 	method, unit string
+	attack       string // "word-presence" when empty
 	delta        float64
 	// game returns the game and the events one release spends (noise on),
 	// or the game without noise (noiseOff).
@@ -113,6 +118,7 @@ func attackCases() []attackCase {
 		{method: "fedlda-rrp", unit: fedlda.Unit, delta: 1e-5, game: fedldaGame(fedlda.MechanismRRP)},
 		{method: "fednmf-dp", unit: fednmf.UnitClient, delta: 1e-5, game: fednmfGame},
 		{method: "vocabulary", unit: "document", delta: 1e-5, game: vocabGame},
+		{method: "pctd-ssp-dropout", attack: "differencing", unit: "document", delta: pctd.DefaultDelta, game: pctdDropoutGame},
 	}
 }
 
@@ -152,6 +158,34 @@ func runAttacks(ctx context.Context, out, log io.Writer, o attackOptions) error 
 			}
 		}
 	}
+	var rcs []releaseCase
+	for _, rc := range releaseCases() {
+		if o.methods == nil || slices.Contains(o.methods, rc.method) {
+			rcs = append(rcs, rc)
+		}
+	}
+	for _, rc := range rcs {
+		for _, off := range []bool{false, true} {
+			line, err := membershipLine(ctx, rc, off, o)
+			if err != nil {
+				return fmt.Errorf("experiment attacks: %s: membership: %w", rc.method, err)
+			}
+			fmt.Fprintf(log, "attacks: %s, membership, noise %s: AUC %.3g, TPR %.3g at FPR 0.001, ε lower bound %.3g\n", rc.method, line["noise"], line["auc"], line["tpr_at_fpr_0.001"], line["epsilon_lb"])
+			if err := enc.Encode(line); err != nil {
+				return fmt.Errorf("experiment attacks: %w", err)
+			}
+		}
+	}
+	lines, err := exposureLines(ctx, rcs, max(1, o.trials/100), o.seed, o.alpha)
+	if err != nil {
+		return fmt.Errorf("experiment attacks: canary exposure: %w", err)
+	}
+	for _, line := range lines {
+		fmt.Fprintf(log, "attacks: %s, canary ×%d, noise %s: exposure %.3g (largest of %d runs, ceiling %.3g)\n", line["method"], line["insertions"], line["noise"], line["exposure_max"], line["runs"], line["exposure_ceiling"])
+		if err := enc.Encode(line); err != nil {
+			return fmt.Errorf("experiment attacks: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -165,7 +199,11 @@ func playCase(ctx context.Context, c attackCase, noiseOff bool, o attackOptions)
 	if err != nil {
 		return nil, err
 	}
-	line := map[string]any{"method": c.method, "attack": "word-presence", "unit": c.unit, "noise": "on",
+	name := c.attack
+	if name == "" {
+		name = "word-presence"
+	}
+	line := map[string]any{"method": c.method, "attack": name, "unit": c.unit, "noise": "on",
 		"delta": c.delta, "epsilon_lb": res.EpsilonLB, "confidence": res.Confidence, "trials": o.trials,
 		"tpr": res.TPR, "fpr": res.FPR}
 	if noiseOff {
@@ -227,8 +265,11 @@ func plantedDoc() []int32 {
 	return []int32{plantedWord, 1, 2, plantedWord, 3, plantedWord, 4, 5}
 }
 
-func toCorpus(docs [][]int32) *corpus.Corpus {
-	c := &corpus.Corpus{V: attackV, DocStart: []int{0}}
+func toCorpus(docs [][]int32) *corpus.Corpus { return toCorpusV(docs, attackV) }
+
+// toCorpusV is toCorpus over a vocabulary of v words.
+func toCorpusV(docs [][]int32, v int) *corpus.Corpus {
+	c := &corpus.Corpus{V: v, DocStart: []int{0}}
 	for d, doc := range docs {
 		c.Words = append(c.Words, doc...)
 		c.DocStart = append(c.DocStart, len(c.Words))
@@ -249,11 +290,16 @@ func withOccurrence() [][]int32 {
 func withDocument() [][]int32 { return append(baseDocs(), plantedDoc()) }
 
 func setup(seed uint64, parties int, params any) (fed.Setup, error) {
+	return setupVocab(seed, parties, params, attackVocab())
+}
+
+// setupVocab is setup over the vocabulary vocab.
+func setupVocab(seed uint64, parties int, params any, vocab []string) (fed.Setup, error) {
 	p, err := json.Marshal(params)
 	if err != nil {
 		return fed.Setup{}, err
 	}
-	s := fed.Setup{Run: "attack", Vocab: attackVocab(), Seed: seed, Params: p}
+	s := fed.Setup{Run: "attack", Vocab: vocab, Seed: seed, Params: p}
 	for i := range parties {
 		s.Parties = append(s.Parties, fmt.Sprintf("p%d", i))
 	}
@@ -344,22 +390,28 @@ type modelAggregator interface {
 // learnOnce runs round 1 of a one-party federation and returns the
 // planted word's mass in the aggregator's model.
 func learnOnce(l fed.Learner, a modelAggregator) (float64, error) {
-	init, err := a.Init()
-	if err != nil {
-		return 0, err
-	}
-	st, err := l.Learn(1, init.Payload)
-	if err != nil {
-		return 0, err
-	}
-	if _, err := a.Aggregate(1, []fed.Update{{Party: 0, ID: "p0", Payload: st.Payload, Spent: st.Spent}}); err != nil {
-		return 0, err
-	}
-	m, err := a.Model()
+	m, err := learnModel(l, a)
 	if err != nil {
 		return 0, err
 	}
 	return plantedMass(m), nil
+}
+
+// learnModel runs round 1 of a one-party federation and returns the
+// aggregator's model: what the coordinator releases after it.
+func learnModel(l fed.Learner, a modelAggregator) (*topic.Model, error) {
+	init, err := a.Init()
+	if err != nil {
+		return nil, err
+	}
+	st, err := l.Learn(1, init.Payload)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.Aggregate(1, []fed.Update{{Party: 0, ID: "p0", Payload: st.Payload, Spent: st.Spent}}); err != nil {
+		return nil, err
+	}
+	return a.Model()
 }
 
 // pctdGame plays against a PC-TD party's first M_t, decoded by PC-TD's
@@ -467,27 +519,36 @@ func fedldaGame(mech string) func(uint64, bool) (attack.Game, []privacy.Event, e
 // fednmfGame plays against one DP-FedAvg round of FedNMF (clip S = 1,
 // noise multiplier z = 1, every client sampled), as the coordinator
 // releases it: client 0, whose documents hold the planted word, takes part
-// or not. The statistic is the change of the planted word's row of W
-// between the broadcasts before and after the round.
+// or not. The statistic projects the round's change of W onto the
+// direction client 0's clipped update moves it: the attacker, who knows
+// both worlds, replays the round with the noise all but off (z = 10⁻¹²)
+// with and without client 0 and takes the difference of the two changes;
+// the released change, less the change without client 0, is projected on
+// it. The Gaussian noise off that direction is ignored, which is the
+// most powerful test against the Gaussian mechanism. Without noise the
+// released round itself is played at z = 10⁻¹².
 func fednmfGame(seed uint64, noiseOff bool) (attack.Game, []privacy.Event, error) {
 	cfg := fednmf.Config{K: 3, Clip: 1, NoiseMultiplier: 1, ClientFraction: 1}
-	params := map[string]any{"k": 3, "clip": 1.0, "noise_multiplier": 1.0, "client_fraction": 1.0}
+	const quiet = 1e-12
+	z := 1.0
 	if noiseOff {
-		params = map[string]any{"k": 3, "client_fraction": 1.0}
+		z = quiet
 	}
 	planted := [][]int32{plantedDoc(), plantedDoc(), baseDocs()[0]}
-	g := attack.GameFunc(func(_ context.Context, trial int, in bool) (float64, error) {
+	// round returns the change of W over round 1 at noise multiplier nm.
+	round := func(trial int, nm float64, in bool) ([]float64, error) {
+		params := map[string]any{"k": 3, "clip": 1.0, "noise_multiplier": nm, "client_fraction": 1.0}
 		s, err := setup(trialSeed(seed, trial), 2, params)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		a, err := fednmf.NewAggregator(s)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		init, err := a.Init()
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		before := a.W()
 		var ups []fed.Update
@@ -496,14 +557,15 @@ func fednmfGame(seed uint64, noiseOff bool) (attack.Game, []privacy.Event, error
 				continue
 			}
 			// The clients' own randomness is fixed; only the
-			// coordinator's noise differs between trials.
+			// coordinator's (its initial W and its noise) differs
+			// between trials.
 			ls, err := setup(seed, 2, params)
 			if err != nil {
-				return 0, err
+				return nil, err
 			}
 			l, err := fednmf.NewLearner(ls, p, toCorpus(docs))
 			if err != nil {
-				return 0, err
+				return nil, err
 			}
 			b := init.Payload
 			if p < len(init.PerParty) && init.PerParty[p] != nil {
@@ -511,17 +573,46 @@ func fednmfGame(seed uint64, noiseOff bool) (attack.Game, []privacy.Event, error
 			}
 			st, err := l.Learn(1, b)
 			if err != nil {
-				return 0, err
+				return nil, err
 			}
 			ups = append(ups, fed.Update{Party: p, ID: s.Parties[p], Payload: st.Payload})
 		}
 		if _, err := a.Aggregate(1, ups); err != nil {
-			return 0, err
+			return nil, err
 		}
 		w := a.W()
+		for i := range w {
+			w[i] -= before[i]
+		}
+		return w, nil
+	}
+	// The attacker's replay of a trial, shared by its two plays.
+	var (
+		cached       = -1
+		dir, without []float64
+	)
+	g := attack.GameFunc(func(_ context.Context, trial int, in bool) (float64, error) {
+		if trial != cached {
+			with, err := round(trial, quiet, true)
+			if err != nil {
+				return 0, err
+			}
+			if without, err = round(trial, quiet, false); err != nil {
+				return 0, err
+			}
+			dir = make([]float64, len(with))
+			for i := range with {
+				dir[i] = with[i] - without[i]
+			}
+			cached = trial
+		}
+		released, err := round(trial, z, in)
+		if err != nil {
+			return 0, err
+		}
 		var x float64
-		for k := range 3 {
-			x += w[plantedWord*3+k] - before[plantedWord*3+k]
+		for i := range released {
+			x += (released[i] - without[i]) * dir[i]
 		}
 		return x, nil
 	})
@@ -551,21 +642,27 @@ func vocabGame(seed uint64, noiseOff bool) (attack.Game, []privacy.Event, error)
 		return out
 	}
 	src := privacy.NewSeededSource(seed)
+	// One learner per world, built once (building one sets the threshold,
+	// which takes milliseconds); each trial's release draws fresh noise
+	// from the world's stream, trials in order.
+	learners := map[bool]*vocabround.Learner{}
+	for _, in := range []bool{true, false} {
+		l, err := vocabround.NewLearner(p, words(in), src.Stream("world", in))
+		if err != nil {
+			return nil, nil, err
+		}
+		learners[in] = l
+	}
 	g := attack.GameFunc(func(_ context.Context, trial int, in bool) (float64, error) {
-		docs := words(in)
 		if noiseOff {
-			for _, d := range docs {
+			for _, d := range words(in) {
 				if slices.Contains(d, vocab[plantedWord]) {
 					return 1, nil
 				}
 			}
 			return 0, nil
 		}
-		l, err := vocabround.NewLearner(p, docs, src.Stream("trial", trial, in))
-		if err != nil {
-			return 0, err
-		}
-		st, err := l.Learn(1, nil)
+		st, err := learners[in].Learn(1, nil)
 		if err != nil {
 			return 0, err
 		}
@@ -584,4 +681,571 @@ func vocabGame(seed uint64, noiseOff bool) (attack.Game, []privacy.Event, error)
 	}
 	spent, err := l.Plan(1)
 	return g, spent, err
+}
+
+// The canary game (Carlini et al., "The Secret Sharer", 2019): the
+// vocabulary has canaryWords reserved words, c00 … c15, that no base
+// document holds; a canary is a set of canaryLen of them, written into a
+// document with two common words, and one party's corpus holds that
+// document k times. The attacker ranks every candidate set by how well the
+// released topics explain it and the canary's rank gives its exposure.
+const (
+	canaryWords = 16
+	canaryLen   = 3
+	canaryV     = attackV + canaryWords
+)
+
+// canaryInsertions are the numbers of copies of the canary played.
+var canaryInsertions = []int{1, 5, 20}
+
+func canaryVocab() []string {
+	v := attackVocab()
+	for i := range canaryWords {
+		v = append(v, fmt.Sprintf("c%02d", i))
+	}
+	return v
+}
+
+// canarySets returns every canaryLen-subset of the reserved words, as
+// word ids in increasing order, in lexicographic order.
+func canarySets() [][]int32 {
+	var out [][]int32
+	var rec func(start int, cur []int32)
+	rec = func(start int, cur []int32) {
+		if len(cur) == canaryLen {
+			out = append(out, slices.Clone(cur))
+			return
+		}
+		for w := start; w < canaryWords; w++ {
+			rec(w+1, append(cur, int32(attackV+w)))
+		}
+	}
+	rec(0, nil)
+	return out
+}
+
+// canaryDoc is the document that carries the canary set.
+func canaryDoc(set []int32) []int32 { return []int32{set[0], 1, set[1], 2, set[2]} }
+
+// setScore is the attacker's score of a candidate set: the log-likelihood
+// of its words drawn from one topic of m, the best topic weighing most
+// (log Σ_k Π_w φ_k(w), up to a constant).
+func setScore(m *topic.Model, set []int32) float64 {
+	logs := make([]float64, m.K)
+	for k := range m.K {
+		for _, w := range set {
+			logs[k] += math.Log(m.Phi[k*m.V+int(w)])
+		}
+	}
+	return logSumExp(logs)
+}
+
+// logSumExp returns log Σ exp(x), −Inf for no terms or all −Inf.
+func logSumExp(x []float64) float64 {
+	hi := math.Inf(-1)
+	for _, v := range x {
+		hi = max(hi, v)
+	}
+	if math.IsInf(hi, -1) {
+		return hi
+	}
+	var s float64
+	for _, v := range x {
+		s += math.Exp(v - hi)
+	}
+	return hi + math.Log(s)
+}
+
+// releaser makes a method's release from party 0's documents over the
+// canary vocabulary: the model its coordinator holds after one round, with
+// the randomness of seed.
+type releaser func(seed uint64, noiseOff bool, docs [][]int32) (*topic.Model, error)
+
+// releaseCase is a method's release with its privacy unit, what one
+// release claims (the word-presence case of the same name), and how many
+// units k copies of a document are.
+type releaseCase struct {
+	method  string
+	release releaser
+	group   func(k, docLen int) int
+}
+
+func wordGroup(k, docLen int) int { return k * docLen }
+func docGroup(k, _ int) int       { return k }
+func clientGroup(_, _ int) int    { return 1 }
+
+// releaseCases lists the methods whose released model the canary and
+// membership games attack, in output order.
+func releaseCases() []releaseCase {
+	return []releaseCase{
+		{method: "ftm", release: ftmRelease, group: wordGroup},
+		{method: "pctd-unit", release: pctdRelease(pctd.VariantUnit), group: wordGroup},
+		{method: "pctd-ssp", release: pctdRelease(pctd.VariantSSP), group: docGroup},
+		{method: "fedlda-krr", release: fedldaRelease(fedlda.MechanismKRR), group: docGroup},
+		{method: "fedlda-tkrr", release: fedldaRelease(fedlda.MechanismTKRR), group: docGroup},
+		{method: "fedlda-rrp", release: fedldaRelease(fedlda.MechanismRRP), group: docGroup},
+		{method: "fednmf-dp", release: fednmfRelease, group: clientGroup},
+	}
+}
+
+func ftmRelease(seed uint64, noiseOff bool, docs [][]int32) (*topic.Model, error) {
+	s, err := setupVocab(seed, 1, map[string]any{"topics": []int{3}, "local_iterations": 2, "no_noise": noiseOff}, canaryVocab())
+	if err != nil {
+		return nil, err
+	}
+	l, err := ftm.NewLearner(s, 0, toCorpusV(docs, canaryV))
+	if err != nil {
+		return nil, err
+	}
+	a, err := ftm.NewAggregator(s)
+	if err != nil {
+		return nil, err
+	}
+	return learnModel(l, a)
+}
+
+func pctdRelease(variant string) releaser {
+	return func(seed uint64, noiseOff bool, docs [][]int32) (*topic.Model, error) {
+		params := map[string]any{"variant": variant, "topics": 3, "no_noise": noiseOff, "max_doc_tokens": pctdDefaultMaxDocLength}
+		if variant == pctd.VariantUnit {
+			params["sigma"] = 0.25
+		}
+		s, err := setupVocab(seed, 1, params, canaryVocab())
+		if err != nil {
+			return nil, err
+		}
+		l, err := pctd.NewLearner(s, 0, toCorpusV(docs, canaryV))
+		if err != nil {
+			return nil, err
+		}
+		a, err := pctd.NewAggregator(s)
+		if err != nil {
+			return nil, err
+		}
+		return learnModel(l, a)
+	}
+}
+
+func fedldaRelease(mech string) releaser {
+	return func(seed uint64, noiseOff bool, docs [][]int32) (*topic.Model, error) {
+		m := mech
+		if noiseOff {
+			m = fedlda.MechanismNone
+		}
+		s, err := setupVocab(seed, 1, map[string]any{"mechanism": m, "k": 3}, canaryVocab())
+		if err != nil {
+			return nil, err
+		}
+		l, err := fedlda.NewLearner(s, 0, toCorpusV(docs, canaryV))
+		if err != nil {
+			return nil, err
+		}
+		a, err := fedlda.NewAggregator(s)
+		if err != nil {
+			return nil, err
+		}
+		return learnModel(l, a)
+	}
+}
+
+// fednmfRelease is one DP-FedAvg round of FedNMF (clip 1, noise multiplier
+// 1, both clients sampled): client 0 holds docs, client 1 the base
+// documents.
+func fednmfRelease(seed uint64, noiseOff bool, docs [][]int32) (*topic.Model, error) {
+	params := map[string]any{"k": 3, "clip": 1.0, "noise_multiplier": 1.0, "client_fraction": 1.0}
+	if noiseOff {
+		params = map[string]any{"k": 3, "client_fraction": 1.0}
+	}
+	s, err := setupVocab(seed, 2, params, canaryVocab())
+	if err != nil {
+		return nil, err
+	}
+	a, err := fednmf.NewAggregator(s)
+	if err != nil {
+		return nil, err
+	}
+	init, err := a.Init()
+	if err != nil {
+		return nil, err
+	}
+	var ups []fed.Update
+	for p, d := range [][][]int32{docs, baseDocs()} {
+		l, err := fednmf.NewLearner(s, p, toCorpusV(d, canaryV))
+		if err != nil {
+			return nil, err
+		}
+		b := init.Payload
+		if p < len(init.PerParty) && init.PerParty[p] != nil {
+			b = init.PerParty[p]
+		}
+		st, err := l.Learn(1, b)
+		if err != nil {
+			return nil, err
+		}
+		ups = append(ups, fed.Update{Party: p, ID: s.Parties[p], Payload: st.Payload})
+	}
+	if _, err := a.Aggregate(1, ups); err != nil {
+		return nil, err
+	}
+	return a.Model()
+}
+
+// claimOf returns the events of one release of the word-presence case
+// named method, and its δ.
+func claimOf(method string, seed uint64) ([]privacy.Event, float64, error) {
+	for _, c := range attackCases() {
+		if c.method == method {
+			_, spent, err := c.game(seed, false)
+			return spent, c.delta, err
+		}
+	}
+	return nil, 0, fmt.Errorf("no claim for %s", method)
+}
+
+// exposureBound returns the exposure that one run exceeds with
+// probability at most beta when events are what one release costs a unit
+// and the canary's copies are g units: the events grouped to g units
+// (accountant.Group: kε for pure releases, kΔ for Gaussian ones), composed
+// at δ = beta/2, and passed to attack.MaxExposure. +Inf when the grouped
+// release has no guarantee left below beta.
+func exposureBound(events []privacy.Event, g int, beta float64) (float64, error) {
+	var grouped []privacy.Event
+	for _, e := range events {
+		ge, err := accountant.Group(e, g, "group")
+		if errors.Is(err, privacy.ErrInvalidParameter) && e.Validate() == nil {
+			return math.Inf(1), nil // δ grew past 1: no guarantee
+		}
+		if err != nil {
+			return 0, err
+		}
+		grouped = append(grouped, ge)
+	}
+	cost, err := accountant.Compose(grouped, beta/2)
+	if err != nil {
+		return 0, err
+	}
+	if cost.Delta >= beta {
+		return math.Inf(1), nil
+	}
+	return attack.MaxExposure(cost.Epsilon, cost.Delta, 1, beta)
+}
+
+// exposureRun plays one canary run: the canary drawn with seed from the
+// candidate sets, inserted k times into the base documents, released, and
+// ranked among the other candidates.
+func exposureRun(rc releaseCase, seed uint64, k int, noiseOff bool) (float64, error) {
+	sets := canarySets()
+	pick := int(trialSeed(seed, k) % uint64(len(sets)))
+	docs := baseDocs()
+	for range k {
+		docs = append(docs, canaryDoc(sets[pick]))
+	}
+	m, err := rc.release(seed, noiseOff, docs)
+	if err != nil {
+		return 0, err
+	}
+	var ref []float64
+	for i, set := range sets {
+		if i != pick {
+			ref = append(ref, setScore(m, set))
+		}
+	}
+	return attack.Exposure(setScore(m, sets[pick]), ref), nil
+}
+
+// exposureLines plays runs canary runs per method, insertion count and
+// noise setting, and returns a line for each: the mean and largest
+// exposure beside the largest that the method's claim allows with
+// probability 1 − beta over all the line's runs (null when the claim
+// allows any exposure).
+func exposureLines(ctx context.Context, cases []releaseCase, runs int, seed uint64, beta float64) ([]map[string]any, error) {
+	var lines []map[string]any
+	for _, rc := range cases {
+		events, delta, err := claimOf(rc.method, seed)
+		if err != nil {
+			return nil, err
+		}
+		eps, err := claimedEpsilon(events, delta)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range canaryInsertions {
+			for _, off := range []bool{false, true} {
+				var sum, hi float64
+				for r := range runs {
+					if err := ctx.Err(); err != nil {
+						return nil, err
+					}
+					x, err := exposureRun(rc, trialSeed(seed, r), k, off)
+					if err != nil {
+						return nil, fmt.Errorf("%s, %d insertions: %w", rc.method, k, err)
+					}
+					sum += x
+					hi = max(hi, x)
+				}
+				line := map[string]any{"method": rc.method, "attack": "canary-exposure", "noise": "on", "insertions": k,
+					"candidates": len(canarySets()), "runs": runs, "exposure_mean": sum / float64(runs), "exposure_max": hi,
+					"exposure_ceiling": math.Log2(float64(len(canarySets())))}
+				if off {
+					line["noise"] = "off"
+				} else {
+					g := rc.group(k, len(canaryDoc(canarySets()[0])))
+					bound, err := exposureBound(events, g, beta/float64(runs))
+					if err != nil {
+						return nil, err
+					}
+					line["claimed_epsilon"], line["delta"], line["group"], line["beta"] = eps, delta, g, beta
+					line["max_exposure"] = nil
+					if !math.IsInf(bound, 1) {
+						line["max_exposure"] = bound
+					}
+					line["violation"] = hi > bound
+				}
+				lines = append(lines, line)
+			}
+		}
+	}
+	return lines, nil
+}
+
+// The differencing game (P-5): PC-TD's SSP variant under secure
+// aggregation with distributed noise, three parties, threshold t = 2.
+const (
+	diffParties   = 3
+	diffThreshold = 2
+)
+
+// pctdDropoutGame plays the coordinator's view across two rounds when a
+// party drops: round 1 sums the M_t of all three parties, each with its
+// share of the noise (drawn as secagg.AddNoise draws it, which the engine
+// calls before masking; the masks cancel in the sum); party 0 drops before round 2,
+// whose sum holds parties 1 and 2 only. The coordinator learns exactly the
+// two sums. Party 0 holds the planted document or not; the statistic is
+// the difference of the two sums in the planted word's entries, which
+// isolates party 0's round-1 update but for the other parties' noise and
+// drift. Party 0 is charged for one release of the sum at its worst case,
+// t survivors and total noise σ; the bound must stay below that. The noise
+// is PC-TD's default (ε = 10 over 20 rounds), calibrated once and then
+// given to every trial's parties as the noise multiplier it comes to, which
+// spares each trial the calibration.
+func pctdDropoutGame(seed uint64, noiseOff bool) (attack.Game, []privacy.Event, error) {
+	params := map[string]any{"variant": pctd.VariantSSP, "topics": 3, "no_noise": noiseOff,
+		"max_doc_tokens": pctdDefaultMaxDocLength, "secure_threshold": diffThreshold}
+	src := privacy.NewSeededSource(seed)
+	// The party's noise: secagg.AddNoise's draw, with the sampler built
+	// once rather than at every call; nil without noise.
+	var dg *privacy.DiscreteGaussian
+	learners := func(s fed.Setup, in bool) ([]*pctd.Learner, error) {
+		var ls []*pctd.Learner
+		for p := range diffParties {
+			docs := baseDocs()
+			if p == 0 && in {
+				docs = withDocument()
+			}
+			l, err := pctd.NewLearner(s, p, toCorpus(docs))
+			if err != nil {
+				return nil, err
+			}
+			ls = append(ls, l)
+		}
+		return ls, nil
+	}
+	// sum is what secure aggregation unmasks: the parties' noisy vectors
+	// added up.
+	sum := func(ls []*pctd.Learner, parties []int, round int, broadcast []byte, noise func(p int) *rand.Rand) ([]int64, error) {
+		var total []int64
+		for _, p := range parties {
+			v, _, err := ls[p].LearnSum(round, broadcast)
+			if err != nil {
+				return nil, err
+			}
+			if dg != nil {
+				z := make([]int64, len(v))
+				dg.Fill(noise(p), z)
+				for i := range v {
+					v[i] += z[i]
+				}
+			}
+			if total == nil {
+				total = make([]int64, len(v))
+			}
+			for i, x := range v {
+				total[i] += x
+			}
+		}
+		return total, nil
+	}
+	s, err := setup(seed, diffParties, params)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := pctd.NewLearner(s, 0, toCorpus(baseDocs()))
+	if err != nil {
+		return nil, nil, err
+	}
+	spec := l.SumSpec()
+	spent := []privacy.Event{{Mechanism: privacy.MechanismDiscreteGaussian, Sigma: spec.Sigma, Sensitivity: spec.Sensitivity, Unit: spec.Unit, Count: 1}}
+	if !noiseOff {
+		params["sigma"] = spec.Sigma / spec.Sensitivity
+		ps, err := secagg.PartySigma(spec.Sigma, diffThreshold)
+		if err != nil {
+			return nil, nil, err
+		}
+		if dg, err = privacy.NewDiscreteGaussian(ps); err != nil {
+			return nil, nil, err
+		}
+	}
+	g := attack.GameFunc(func(_ context.Context, trial int, in bool) (float64, error) {
+		s, err := setup(trialSeed(seed, trial), diffParties, params)
+		if err != nil {
+			return 0, err
+		}
+		ls, err := learners(s, in)
+		if err != nil {
+			return 0, err
+		}
+		a, err := pctd.NewAggregator(s)
+		if err != nil {
+			return 0, err
+		}
+		init, err := a.Init()
+		if err != nil {
+			return 0, err
+		}
+		noise := func(round int) func(int) *rand.Rand {
+			return func(p int) *rand.Rand { return src.Stream("trial", trial, in, "round", round, "party", p) }
+		}
+		s1, err := sum(ls, []int{0, 1, 2}, 1, init.Payload, noise(1))
+		if err != nil {
+			return 0, err
+		}
+		st, err := a.AggregateSum(1, s1, []int{0, 1, 2})
+		if err != nil {
+			return 0, err
+		}
+		s2, err := sum(ls, []int{1, 2}, 2, st.Payload, noise(2))
+		if err != nil {
+			return 0, err
+		}
+		var x float64
+		for k := range 3 {
+			i := plantedWord*3 + k
+			x += float64(s1[i] - s2[i])
+		}
+		return x, nil
+	})
+	return g, spent, nil
+}
+
+// The membership game (P-3): is the target document, an outlier of
+// reserved words, in party 0's corpus? The attacker scores it by its
+// likelihood under the released topics. Manzonelli et al.'s
+// likelihood-ratio test divides by the target's likelihood under reference
+// models trained without it; here the attacker knows the rest of the
+// corpus exactly, so the reference is one fixed model and the ratio ranks
+// documents as the likelihood does.
+func membershipTarget() []int32 {
+	return []int32{attackV, 1, attackV + 1, 2, attackV + 2, 3, attackV + 3, 4}
+}
+
+// docLogLik is log Σ_k Π_w φ_k(w) over the document's tokens (one topic
+// per document, topics weighed alike), each φ floored at 1e−12 so that a
+// word a model leaves out scores low rather than −Inf.
+func docLogLik(m *topic.Model, doc []int32) float64 {
+	logs := make([]float64, m.K)
+	for k := range m.K {
+		for _, w := range doc {
+			logs[k] += math.Log(max(m.Phi[k*m.V+int(w)], 1e-12))
+		}
+	}
+	return logSumExp(logs)
+}
+
+// recorder is a game that keeps the statistics of the trials from first
+// on, so that the judged trials' scores give the ROC of the attack.
+type recorder struct {
+	g       attack.Game
+	first   int
+	in, out []float64
+}
+
+func (r *recorder) Play(ctx context.Context, trial int, in bool) (float64, error) {
+	x, err := r.g.Play(ctx, trial, in)
+	if err == nil && trial >= r.first {
+		if in {
+			r.in = append(r.in, x)
+		} else {
+			r.out = append(r.out, x)
+		}
+	}
+	return x, err
+}
+
+// groupClaim is the (ε, δ) of events grouped to g units and composed at
+// delta (ε = +Inf when no guarantee is left).
+func groupClaim(events []privacy.Event, g int, delta float64) (float64, float64, error) {
+	var grouped []privacy.Event
+	for _, e := range events {
+		ge, err := accountant.Group(e, g, "group")
+		if errors.Is(err, privacy.ErrInvalidParameter) && e.Validate() == nil {
+			return math.Inf(1), delta, nil
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		grouped = append(grouped, ge)
+	}
+	if delta == 0 {
+		delta = 1e-5
+	}
+	cost, err := accountant.Compose(grouped, delta)
+	return cost.Epsilon, cost.Delta, err
+}
+
+// membershipLine plays the membership game against rc's release and
+// returns its line: AUC and TPR at FPR 10⁻³ and 10⁻² on the judged trials,
+// the ε lower bound, and beside them the largest AUC and TPRs the claim for
+// one document allows (null when the claim is vacuous).
+func membershipLine(ctx context.Context, rc releaseCase, noiseOff bool, o attackOptions) (map[string]any, error) {
+	tgt := membershipTarget()
+	g := &recorder{first: o.trials, g: attack.GameFunc(func(_ context.Context, trial int, in bool) (float64, error) {
+		docs := baseDocs()
+		if in {
+			docs = append(docs, tgt)
+		}
+		m, err := rc.release(trialSeed(o.seed, trial), noiseOff, docs)
+		if err != nil {
+			return 0, err
+		}
+		return docLogLik(m, tgt), nil
+	})}
+	events, _, err := claimOf(rc.method, o.seed)
+	if err != nil {
+		return nil, err
+	}
+	eps, delta, err := groupClaim(events, rc.group(1, len(tgt)), 0)
+	if err != nil {
+		return nil, err
+	}
+	if delta >= 1 {
+		eps, delta = math.Inf(1), 0 // no guarantee: the bound is judged without δ
+	}
+	res, err := attack.Estimate(ctx, g, attack.Config{Trials: o.trials, Delta: delta, Alpha: o.alpha})
+	if err != nil {
+		return nil, err
+	}
+	line := map[string]any{"method": rc.method, "attack": "membership", "unit": "document", "noise": "on",
+		"trials": o.trials, "confidence": res.Confidence, "epsilon_lb": res.EpsilonLB, "delta": delta,
+		"auc": attack.AUC(g.in, g.out), "tpr_at_fpr_0.001": attack.TPRAtFPR(g.in, g.out, 1e-3), "tpr_at_fpr_0.01": attack.TPRAtFPR(g.in, g.out, 1e-2)}
+	if noiseOff {
+		line["noise"] = "off"
+		return line, nil
+	}
+	line["claimed_epsilon"], line["violation"] = nil, false // null: no guarantee for a document
+	line["max_auc"], line["max_tpr_at_fpr_0.001"], line["max_tpr_at_fpr_0.01"] = nil, nil, nil
+	if !math.IsInf(eps, 1) {
+		line["claimed_epsilon"], line["violation"] = eps, res.EpsilonLB > eps
+		line["max_auc"], line["max_tpr_at_fpr_0.001"], line["max_tpr_at_fpr_0.01"] = attack.MaxAUC(eps, delta), attack.MaxTPR(eps, delta, 1e-3), attack.MaxTPR(eps, delta, 1e-2)
+	}
+	return line, nil
 }

@@ -143,4 +143,13 @@ func TestExposure(t *testing.T) {
 	if want := 5*math.Log2E + math.Log2(1e5); err != nil || math.Abs(got-want) > 1e-9 {
 		t.Errorf("MaxExposure(1, 0, 5, 1e-5) = %v, %v; want %v, nil", got, err, want)
 	}
+	// A pure guarantee stays finite however large the group.
+	got, err = attack.MaxExposure(140, 0, 20, 1e-5)
+	if want := 20*140*math.Log2E + math.Log2(1e5); err != nil || math.Abs(got-want) > 1e-9 {
+		t.Errorf("MaxExposure(140, 0, 20, 1e-5) = %v, %v; want %v, nil", got, err, want)
+	}
+	// An approximate one is lost when the group's δ passes β.
+	if got, err := attack.MaxExposure(1, 1e-6, 20, 1e-5); err != nil || !math.IsInf(got, 1) {
+		t.Errorf("MaxExposure(1, 1e-6, 20, 1e-5) = %v, %v; want +Inf, nil", got, err)
+	}
 }

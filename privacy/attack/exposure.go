@@ -36,7 +36,10 @@ func MaxExposure(eps, delta float64, k int, beta float64) (float64, error) {
 		return 0, fmt.Errorf("attack: max exposure: ε = %v, δ = %v, k = %d, β = %v: %w", eps, delta, k, beta, privacy.ErrInvalidParameter)
 	}
 	kf := float64(k)
-	dk := kf * math.Exp((kf-1)*eps) * delta
+	var dk float64
+	if delta > 0 {
+		dk = kf * math.Exp((kf-1)*eps) * delta
+	}
 	if dk >= beta {
 		return math.Inf(1), nil
 	}
