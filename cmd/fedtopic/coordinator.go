@@ -342,10 +342,11 @@ func runCoordinator(ctx context.Context, e *env, path string, cfg *coordinatorCo
 	if err != nil {
 		return err
 	}
-	// The algorithm's halves built on a stand-in vocabulary find what the
+	// The algorithm's halves built on a stand-in vocabulary (two words: the
+	// fewest a randomized response over words needs) find what the
 	// parameters cannot do with this federation (FTM's topics for another
 	// number of parties) before the vocabulary round starts.
-	probe := fed.Setup{Run: cfg.Run, Parties: cfg.Parties, Vocab: []string{"word"}, Seed: cfg.Seed, Params: params}
+	probe := fed.Setup{Run: cfg.Run, Parties: cfg.Parties, Vocab: []string{"word", "words"}, Seed: cfg.Seed, Params: params}
 	if _, err := alg.NewAggregator(probe); err != nil {
 		return fmt.Errorf("%s: params: %w", path, err)
 	}

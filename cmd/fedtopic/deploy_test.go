@@ -54,6 +54,9 @@ var guideExamples = []guideExample{
 	{"adlda", "coordinator.yaml", "p1.yaml"},
 	{"ftm", "ftm-coordinator.yaml", "ftm-p1.yaml"},
 	{"iftm", "iftm-coordinator.yaml", "iftm-p1.yaml"},
+	{"pctd", "pctd-coordinator.yaml", "pctd-p1.yaml"},
+	{"fedlda", "fedlda-coordinator.yaml", "fedlda-p1.yaml"},
+	{"fednmf", "fednmf-coordinator.yaml", "fednmf-p1.yaml"},
 }
 
 // partyFile derives party id's file from p1's as the guide tells a reader
