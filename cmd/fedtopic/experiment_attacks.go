@@ -38,22 +38,38 @@ func newAttacksCmd(e *env) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "attacks",
-		Short: "privacy attacks: the empirical ε lower bound of every private method beside its claimed ε",
-		Long: `attacks plays the word-presence attack against every private method's real
-release path, on a small synthetic corpus with one planted word, and writes
-one JSON line per method and setting:
+		Short: "privacy attacks: what every private method's release leaks, beside what its ε allows",
+		Long: `attacks plays privacy attacks against every private method's real release
+path, on a small synthetic corpus, and writes one JSON line per method,
+attack and setting. Every line has method, attack, noise ("on": the method
+as configured; "off": the same release without noise, which shows the
+attack has power) and, with noise on, claimed_epsilon (what the release
+costs the unit attacked, composed by the accountant; null when nothing is
+guaranteed) and violation.
 
-  method, attack, unit, noise ("on": the method as configured; "off": the
-  same release without noise, which shows the attack has power),
-  claimed_epsilon (what the method's privacy events cost, composed by the
-  accountant), delta, epsilon_lb (the Clopper–Pearson lower bound on ε
-  from the attack's false-positive and false-negative rates), confidence,
-  trials, tpr, fpr.
+  word-presence: one planted word (or document, or user, or client)
+    present or absent; epsilon_lb is the Clopper–Pearson lower bound on ε
+    from the attack's false-positive and false-negative rates (tpr, fpr,
+    trials, confidence, delta).
+  differencing: PC-TD's sufficient statistics under secure aggregation
+    with distributed noise, a party dropping after round 1; the
+    coordinator differences the two rounds' sums. Fields as above; the
+    claim is the dropped party's own per-round charge.
+  membership: a document in a party's corpus or not, scored by its
+    likelihood under the released topics; auc and tpr_at_fpr_0.001 and
+    _0.01 beside max_auc and max_tpr_at_fpr_… (the most an (ε, δ)-DP
+    release allows), and epsilon_lb.
+  canary-exposure: a canary document inserted 1, 5 or 20 times
+    (insertions), ranked among candidates; exposure_mean and exposure_max
+    over runs (trials/100), exposure_ceiling (the canary ranked first),
+    and max_exposure, the largest the claim allows for that many copies
+    with probability 1 − alpha (null when the claim allows any).
 
-With noise on, epsilon_lb must stay at or below claimed_epsilon; a line
-with "violation": true reports a bound above the claim. The bound can never
-exceed about ln(trials/ln(2/(1−confidence))), whatever the mechanism, so a
-large claimed ε shows as a bound far below it (docs/attacks.md).`,
+With noise on, epsilon_lb must stay at or below claimed_epsilon and
+exposure_max at or below max_exposure; a line with "violation": true
+reports a bound above the claim. The bound can never exceed about
+ln(trials/ln(2/(1−confidence))), whatever the mechanism, so a large
+claimed ε shows as a bound far below it (docs/attacks.md).`,
 		Example: `  fedtopic experiment attacks --trials 2000 --out attacks.jsonl`,
 		Args:    noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -1008,7 +1024,7 @@ func exposureLines(ctx context.Context, cases []releaseCase, runs int, seed uint
 	return lines, nil
 }
 
-// The differencing game (P-5): PC-TD's SSP variant under secure
+// The differencing game: PC-TD's SSP variant under secure
 // aggregation with distributed noise, three parties, threshold t = 2.
 const (
 	diffParties   = 3
@@ -1137,7 +1153,7 @@ func pctdDropoutGame(seed uint64, noiseOff bool) (attack.Game, []privacy.Event, 
 	return g, spent, nil
 }
 
-// The membership game (P-3): is the target document, an outlier of
+// The membership game: is the target document, an outlier of
 // reserved words, in party 0's corpus? The attacker scores it by its
 // likelihood under the released topics. Manzonelli et al.'s
 // likelihood-ratio test divides by the target's likelihood under reference

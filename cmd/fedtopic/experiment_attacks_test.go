@@ -9,24 +9,24 @@ import (
 	"testing"
 )
 
-// TestAttacksBelowClaim is P-1 … P-5 in cheap form, for the methods whose
+// TestAttacksBelowClaim plays the attacks in cheap form, for the methods whose
 // release takes milliseconds (FTM's full learner takes about 60 ms a
 // release and is played by the command only; its mechanism is played
 // here). At alpha = 1e-5 and 400 trials per dataset:
 //
-//   - word presence (P-1, P-2) and differencing across rounds when a party
-//     drops (P-5): the ε lower bound must not exceed the claimed ε; without
+//   - word presence and differencing across rounds when a party
+//     drops: the ε lower bound must not exceed the claimed ε; without
 //     noise the same game must have power, TPR ≥ 0.98 and ε_lb ≥ 2.5 (a
 //     perfect separation gives ε_lb = ln((1 − u)/u), u = 1 − (α/2)^(1/n),
 //     3.47 here; measured at seed 3: 3.47 for FTM's mechanism, 3.46 for
 //     PC-TD, whose random initial topics leave a trace of the planted
 //     word's β in a few noiseless releases without it, 3.44 for FedLDA,
 //     whose users send a sample of their tuples);
-//   - membership inference on the released topics (P-3): the bound as
+//   - membership inference on the released topics: the bound as
 //     above, and the AUC at most the largest an (ε, δ)-DP release allows
 //     plus √(ln(1/α)/n), McDiarmid's deviation for an AUC of n against n
 //     scores; without noise, AUC ≥ 0.95 and ε_lb ≥ 2.5;
-//   - canary exposure at 1, 5 and 20 insertions (P-4): the largest
+//   - canary exposure at 1, 5 and 20 insertions: the largest
 //     exposure of 4 runs at most what the claim allows with probability
 //     1 − α; without noise, 20 insertions rank the canary first.
 //

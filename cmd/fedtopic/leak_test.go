@@ -198,7 +198,7 @@ func vectorsOver(v []int, vocab []string) (counts, props []float64) {
 	return counts, props
 }
 
-// TestNoRawValuesInOutputs is P-7: an end-to-end run of every private
+// TestNoRawValuesInOutputs: an end-to-end run of every private
 // method, through run(), on a corpus with canary strings and distinctive
 // counts; stdout, stderr and every file the run writes (the models decoded
 // from their binary form, the run record, the ledgers, the vocabulary and

@@ -87,7 +87,7 @@ func laplaceGame(t *testing.T, eps float64, noiseOff bool) attack.Game {
 	})
 }
 
-// TestEstimateLaplace is P-1/P-2 for the Laplace mechanism. The bound is
+// TestEstimateLaplace plays the word-presence game on the Laplace mechanism. The bound is
 // computed at alpha = 1e-5, so that for a mechanism that is ε-DP the
 // assertion ε_lb ≤ ε fails with probability at most 1e-5 whatever the
 // seed (the Clopper–Pearson bounds are exact and the threshold is chosen

@@ -22,7 +22,7 @@ func geqProb(lambda float64, m int64) float64 {
 	return 1 - math.Exp(-lambda*float64(1-m))/(1+a)
 }
 
-// TestVocabularyThresholdBoundary is P-6: the private vocabulary round,
+// TestVocabularyThresholdBoundary plays the private vocabulary round,
 // through its real release path (vocabround's Learner and Decode), at its
 // threshold T. A word in exactly T − 1, T and T + 1 documents of the party
 // is released with probability P(c + Z ≥ T) — at c = T that is
