@@ -199,7 +199,8 @@ func vectorsOver(v []int, vocab []string) (counts, props []float64) {
 }
 
 // TestNoRawValuesInOutputs: an end-to-end run of every private
-// method, through run(), on a corpus with canary strings and distinctive
+// method (PC-TD also under secure aggregation with distributed noise),
+// through run(), on a corpus with canary strings and distinctive
 // counts; stdout, stderr and every file the run writes (the models decoded
 // from their binary form, the run record, the ledgers, the vocabulary and
 // the HTML report) are scanned. None may hold a canary — a string of one
@@ -218,6 +219,7 @@ func TestNoRawValuesInOutputs(t *testing.T) {
 		{name: "ftm", args: []string{"--algorithm", "ftm", "--topics", "3", "--rounds", "2", "--local-iterations", "2"}},
 		{name: "ftm slda", args: []string{"--algorithm", "ftm", "--model", "slda", "--topics", "3", "--rounds", "2", "--local-iterations", "2"}},
 		{name: "pctd ssp", args: []string{"--algorithm", "pctd", "--variant", "ssp", "--topics", "3", "--rounds", "3"}},
+		{name: "pctd ssp secure", args: []string{"--algorithm", "pctd", "--variant", "ssp", "--secure-aggregation", "--threshold", "2", "--topics", "3", "--rounds", "3"}},
 		{name: "pctd unit", args: []string{"--algorithm", "pctd", "--variant", "unit", "--topics", "3", "--rounds", "3"}},
 		{name: "fedlda krr", args: []string{"--algorithm", "fedlda", "--mechanism", "krr", "--topics", "3", "--rounds", "3"}},
 		{name: "fedlda tkrr", args: []string{"--algorithm", "fedlda", "--mechanism", "tkrr", "--topics", "3", "--rounds", "3"}},
