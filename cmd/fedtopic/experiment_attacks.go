@@ -226,25 +226,30 @@ func playCase(ctx context.Context, c attackCase, noiseOff bool, o attackOptions)
 		line["noise"] = "off"
 		return line, nil
 	}
-	claimed, err := claimedEpsilon(spent, c.delta)
+	cost, err := claimedCost(spent, c.delta)
 	if err != nil {
 		return nil, err
 	}
-	line["claimed_epsilon"] = claimed
-	line["violation"] = res.EpsilonLB > claimed
+	// A claim whose δ is 1 or more guarantees nothing (FedLDA's RRP at its
+	// default truncation): no bound can violate it.
+	line["claimed_epsilon"], line["claimed_delta"] = cost.Epsilon, cost.Delta
+	line["violation"] = cost.Delta < 1 && res.EpsilonLB > cost.Epsilon
 	return line, nil
 }
 
-// claimedEpsilon is what events cost at delta, by the accountant.
+// claimedEpsilon is the ε events cost at delta, by the accountant.
 func claimedEpsilon(events []privacy.Event, delta float64) (float64, error) {
+	cost, err := claimedCost(events, delta)
+	return cost.Epsilon, err
+}
+
+// claimedCost is what events cost at delta, by the accountant: the δ is
+// delta for Gaussian releases and what the events carry for the others.
+func claimedCost(events []privacy.Event, delta float64) (accountant.Cost, error) {
 	if delta == 0 {
 		delta = 1e-5 // only converts Gaussian events; pure ones ignore it
 	}
-	cost, err := accountant.Compose(events, delta)
-	if err != nil {
-		return 0, err
-	}
-	return cost.Epsilon, nil
+	return accountant.Compose(events, delta)
 }
 
 // The attack corpus: attackV words, word 0 the planted word, never in the
