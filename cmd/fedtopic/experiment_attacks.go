@@ -131,7 +131,7 @@ func attackCases() []attackCase {
 		{method: "pctd-ssp", unit: "document", delta: pctd.DefaultDelta, game: pctdGame(pctd.VariantSSP)},
 		{method: "fedlda-krr", unit: fedlda.Unit, game: fedldaGame(fedlda.MechanismKRR)},
 		{method: "fedlda-tkrr", unit: fedlda.Unit, game: fedldaGame(fedlda.MechanismTKRR)},
-		{method: "fedlda-rrp", unit: fedlda.Unit, delta: 1e-5, game: fedldaGame(fedlda.MechanismRRP)},
+		{method: "fedlda-rrp", unit: fedlda.Unit, delta: rrpClaimDelta(), game: fedldaGame(fedlda.MechanismRRP)},
 		{method: "fednmf-dp", unit: fednmf.UnitClient, delta: 1e-5, game: fednmfGame},
 		{method: "vocabulary", unit: "document", delta: 1e-5, game: vocabGame},
 		{method: "pctd-ssp-dropout", attack: "differencing", unit: "document", delta: pctd.DefaultDelta, game: pctdDropoutGame},
@@ -483,6 +483,39 @@ func pctdGame(variant string) func(uint64, bool) (attack.Game, []privacy.Event, 
 	}
 }
 
+// attackRRPTruncation is the truncation δ FedLDA's RRP is played at: small
+// enough that one iteration's δ (2δ per tuple, 14 tuples) is a guarantee,
+// as simulate requires of a run; the default 0.05 gives none.
+const attackRRPTruncation = 1e-7
+
+// fedldaConfig is the FedLDA configuration the games play: mechanism mech,
+// 3 topics, RRP at attackRRPTruncation.
+func fedldaConfig(mech string) fedlda.Config {
+	c := fedlda.Config{Mechanism: mech, K: 3}
+	if mech == fedlda.MechanismRRP {
+		c.Truncation = attackRRPTruncation
+	}
+	return c
+}
+
+// fedldaParams is fedldaConfig as a Setup's parameters.
+func fedldaParams(mech string) map[string]any {
+	p := map[string]any{"mechanism": mech, "k": 3}
+	if mech == fedlda.MechanismRRP {
+		p["truncation"] = attackRRPTruncation
+	}
+	return p
+}
+
+// rrpClaimDelta is the δ of one RRP iteration as played.
+func rrpClaimDelta() float64 {
+	ev, err := fedldaConfig(fedlda.MechanismRRP).Events()
+	if err != nil || len(ev) == 0 {
+		return 0
+	}
+	return ev[0].Delta * float64(ev[0].Count)
+}
+
 // fedldaGame plays against one FedLDA iteration's tuples, decoded by the
 // collector: user 0's document is the planted document or a base document
 // of the same length (the local model's adjacency: one user's data
@@ -493,7 +526,7 @@ func fedldaGame(mech string) func(uint64, bool) (attack.Game, []privacy.Event, e
 		if noiseOff {
 			m = fedlda.MechanismNone
 		}
-		params := map[string]any{"mechanism": m, "k": 3}
+		params := fedldaParams(m)
 		g := attack.GameFunc(func(_ context.Context, trial int, in bool) (float64, error) {
 			s, err := setup(trialSeed(seed, trial), 1, params)
 			if err != nil {
@@ -529,7 +562,7 @@ func fedldaGame(mech string) func(uint64, bool) (attack.Game, []privacy.Event, e
 			}
 			return n, nil
 		})
-		spent, err := fedlda.Config{Mechanism: mech, K: 3}.Events()
+		spent, err := fedldaConfig(mech).Events()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -853,7 +886,7 @@ func fedldaRelease(mech string) releaser {
 		if noiseOff {
 			m = fedlda.MechanismNone
 		}
-		s, err := setupVocab(seed, 1, map[string]any{"mechanism": m, "k": 3}, canaryVocab())
+		s, err := setupVocab(seed, 1, fedldaParams(m), canaryVocab())
 		if err != nil {
 			return nil, err
 		}
