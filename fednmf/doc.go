@@ -61,6 +61,16 @@
 //     likelihood, so perplexity is not meaningful for these models; use
 //     coherence, diversity and downstream classification.
 //
+// # Inference and cost
+//
+// Infer gives new documents topic proportions: their non-negative
+// least-squares weights on Φᵀ (FitH, HALS with W fixed), normalized to
+// sum to 1; ModelFeatures tells an NMF model by its provenance. A
+// client's step never forms the dense residual A_b − W·H_bᵀ: its
+// gradients come from G = H_bᵀH_b and Q = WᵀW, so the documents cost their
+// non-zeros times K and W two products with K×K matrices, Θ(V·K²) a step
+// (projected SGD leaves W dense).
+//
 // # Privacy
 //
 // Without DP, FedNMF is not private: the changes of W (and θ) are
