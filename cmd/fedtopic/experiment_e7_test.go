@@ -1,0 +1,54 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// TestExperimentE7 runs e7 on a small labelled corpus over 10 Dirichlet
+// parties: one line per method and K with SVM scores, NPMI and no
+// perplexity, the plot spec, and the claims with their held field. The
+// topic proportions of the three-group corpus must classify well above
+// chance (1/3) for the pooled NMF.
+func TestExperimentE7(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "e7.jsonl")
+	args := []string{"experiment", "e7", "--corpus", labelledCorpus(t, 400), "--tokenizer", "whitespace", "--min-df", "1",
+		"--test-fraction", "0.5", "--ks", "3", "--rounds", "3", "--lda-iterations", "30", "--workers", "1", "--out", out}
+	if _, stderr, err := runCmd(t, args...); err != nil {
+		t.Fatalf("run(%q) = %v; stderr:\n%s", args, err, stderr)
+	}
+	methods, claims, plots := map[string]bool{}, 0, 0
+	for _, l := range readLines(t, out) {
+		switch {
+		case l["plot"] != nil:
+			plots++
+		case l["claim"] != nil:
+			claims++
+			if _, ok := l["held"].(bool); !ok {
+				t.Errorf("claim line %v has no held", l)
+			}
+		default:
+			name, _ := l["method"].(string)
+			methods[name] = true
+			acc, ok := l["svm_accuracy"].(float64)
+			if !ok || l["npmi"] == nil || l["svm_macro_f1"] == nil || l["perplexity"] != nil {
+				t.Errorf("line %v; want SVM accuracy, macro-F1 and NPMI, no perplexity", l)
+			}
+			if name == "nmf" && acc < 0.8 {
+				t.Errorf("nmf: SVM accuracy %v; want ≥ 0.8 on three separate word groups", acc)
+			}
+			if name == "fedadam+mi" && (l["parties"] != 10.0 || l["mi_lambda"] != 0.1) {
+				t.Errorf("fedadam+mi line %v; want 10 parties and λ = 0.1", l)
+			}
+		}
+	}
+	for _, m := range e7Methods() {
+		if !methods[m.name] {
+			t.Errorf("no line for %s", m.name)
+		}
+	}
+	// 5 pairs × 3 metrics for MI, 3 optimizers × 2 for the server claim.
+	if plots != 1 || claims != 21 {
+		t.Errorf("%d plot lines and %d claims; want 1 and 21", plots, claims)
+	}
+}
