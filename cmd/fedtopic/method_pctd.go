@@ -130,6 +130,7 @@ func pctdMethod() *method {
 			return []costPart{p}, nil
 		},
 		statement: func(st *fed.Statement, params json.RawMessage, _ int) { pctdStatement(st, parse(params)) },
+		deploy:    pctdDeployParams,
 		model:     func(json.RawMessage) string { return "pctd" },
 	}
 }
@@ -211,4 +212,32 @@ func hugeNote(eps float64) string {
 		return ": far beyond any meaningful protection"
 	}
 	return ""
+}
+
+// pctdDeployParams completes PC-TD's params of a deployment's configuration
+// file as simulate does: with noise, params.max_doc_tokens is required and
+// the parties report per document (params.unit becomes "document"), the
+// unit every party's ledger counts, the vocabulary round's included.
+func pctdDeployParams(path string, params map[string]any) (json.RawMessage, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("%s: params: %w", path, err)
+	}
+	cfg, err := pctd.ParseConfig(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: params: %w", path, err)
+	}
+	if !cfg.NoNoise {
+		switch {
+		case cfg.MaxDocTokens <= 0:
+			return nil, fmt.Errorf("%s: params.max_doc_tokens: required for pctd: a party's ledger counts privacy per document, and a document's sensitivity grows with its length, so documents are clipped to it. Set it, for example max_doc_tokens: %d (fedtopic simulate's default)", path, pctdDefaultMaxDocLength)
+		case cfg.Unit != "" && cfg.Unit != pctd.UnitDocument:
+			return nil, fmt.Errorf("%s: params.unit: %q: a party's ledger counts privacy per document; leave unit out (the cost per word occurrence is still recorded beside it)", path, cfg.Unit)
+		}
+		cfg.Unit = pctd.UnitDocument
+	}
+	if raw, err = json.Marshal(cfg); err != nil {
+		return nil, fmt.Errorf("%s: params: %w", path, err)
+	}
+	return raw, nil
 }

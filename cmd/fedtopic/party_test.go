@@ -95,6 +95,9 @@ func TestCoordinatorStartupErrors(t *testing.T) {
 		{"ftm without max_doc_tokens", "ftm-coordinator.yaml", "max_doc_tokens:", "", "ftm-coordinator.yaml: params.max_doc_tokens: required for ftm"},
 		{"topics for another number of parties", "ftm-coordinator.yaml", "topics:", "  topics: [10, 15]", "ftm-coordinator.yaml: params: ftm"},
 		{"unknown algorithm", "coordinator.yaml", "algorithm:", "algorithm: lda", `coordinator.yaml: algorithm: "lda" is not an algorithm`},
+		{"pctd without max_doc_tokens", "pctd-coordinator.yaml", "params:", "params: {topics: 10, rounds: 20, epsilon: 10, secure_noise: true}", "pctd-coordinator.yaml: params: pctd: max_doc_tokens must be at least 1"},
+		{"pctd's paper variant without max_doc_tokens", "pctd-coordinator.yaml", "params:", "params: {topics: 10, variant: unit, sigma: 0.25}", "pctd-coordinator.yaml: params.max_doc_tokens: required for pctd"},
+		{"pctd counting words", "pctd-coordinator.yaml", "params:", "params: {topics: 10, variant: unit, sigma: 0.25, max_doc_tokens: 30, unit: word occurrence}", `pctd-coordinator.yaml: params.unit: "word occurrence"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,7 +108,7 @@ func TestCoordinatorStartupErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("coordinator: %v; want an error containing %q", err, tt.want)
 			}
-			for _, d := range []string{"state", "out", "out-ftm"} {
+			for _, d := range []string{"state", "out", "out-ftm", "out-pctd"} {
 				if _, serr := os.Stat(filepath.Join(dir, d)); !errors.Is(serr, fs.ErrNotExist) {
 					t.Errorf("the refused coordinator created %s: %v", d, serr)
 				}

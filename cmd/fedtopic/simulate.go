@@ -531,7 +531,7 @@ func noteTruncation(w io.Writer, parts []*corpus.Corpus, maxLen int) {
 			}
 		}
 		if docs > 0 {
-			fmt.Fprintf(w, "ftm: p%d: %d of %d documents are longer than --max-doc-length %d and lose their tail (%.1f%% of the party's tokens)\n",
+			fmt.Fprintf(w, "p%d: %d of %d documents are longer than --max-doc-length %d and lose their tail (%.1f%% of the party's tokens)\n",
 				i+1, docs, p.NumDocs(), maxLen, 100*float64(lost)/float64(max(p.NumTokens(), 1)))
 		}
 	}
