@@ -292,7 +292,7 @@ func (x *experiment) save(name string, m *topic.Model) error {
 
 func newExperimentCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "experiment e1|e2|e3|e4|e5|e6|dev|attacks|compare",
+		Use:   "experiment e1|e2|e3|e4|e5|e6|e7|dev|attacks|compare",
 		Short: "Run the experiments that check the papers' claims (docs/experiments.md) and write JSON lines",
 		Long: `experiment runs one of the experiments that check the papers' claims on real
 text, and writes one JSON line per measured model or round.
@@ -310,6 +310,8 @@ text, and writes one JSON line per measured model or round.
   e6   FedLDA (FedLDA Fig. 5, Table 2): perplexity against iterations for
        RRP, kRR, t-kRR and no privacy, with Gibbs and MH; sweeps of ε, K,
        the truncation δ and the sample ratio.
+  e7   FedNMF (FedNMF Tables III-IV): coherence and SVM accuracy for LDA,
+       NMF, NMF-SGD (±MI) and the four server optimizers (±MI), over K.
   dev  the development measurements behind FTM's defaults (L, ξ, K,
        local iterations, MH steps).
   attacks
