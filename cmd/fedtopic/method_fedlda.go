@@ -88,7 +88,7 @@ func fedldaMethod() *method {
 			if err != nil {
 				return nil, nil, err
 			}
-			return ftmLikeParams(cfg)
+			return configParams(cfg)
 		},
 		cost: func(params json.RawMessage, knobs costKnobs) ([]costPart, error) {
 			cfg, err := fedlda.ParseConfig(params)
@@ -104,30 +104,9 @@ func fedldaMethod() *method {
 		statement: func(st *fed.Statement, params json.RawMessage, v int) { fedldaStatement(st, parse(params), v) },
 		model:     func(json.RawMessage) string { return "lda" },
 		deploy: func(path string, params map[string]any) (json.RawMessage, error) {
-			raw, err := json.Marshal(params)
-			if err != nil {
-				return nil, fmt.Errorf("%s: params: %w", path, err)
-			}
-			if _, err := fedlda.ParseConfig(raw); err != nil {
-				return nil, fmt.Errorf("%s: params: %w", path, err)
-			}
-			return raw, nil
+			return checkedParams(path, params, fedlda.ParseConfig)
 		},
 	}
-}
-
-// ftmLikeParams returns a configuration's JSON parameters and their
-// provenance strings.
-func ftmLikeParams(cfg any) (json.RawMessage, map[string]string, error) {
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, nil, err
-	}
-	return paramsJSON(m)
 }
 
 // fedldaCost is FedLDA's part of a plan: every iteration's events

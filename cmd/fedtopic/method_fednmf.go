@@ -84,7 +84,7 @@ func fednmfMethod() *method {
 			if err != nil {
 				return nil, nil, err
 			}
-			return ftmLikeParams(cfg)
+			return configParams(cfg)
 		},
 		cost: func(params json.RawMessage, knobs costKnobs) ([]costPart, error) {
 			cfg, err := fednmf.ParseConfig(params)
@@ -100,14 +100,7 @@ func fednmfMethod() *method {
 		statement: func(st *fed.Statement, params json.RawMessage, _ int) { fednmfStatement(st, parse(params)) },
 		model:     func(json.RawMessage) string { return "nmf" },
 		deploy: func(path string, params map[string]any) (json.RawMessage, error) {
-			raw, err := json.Marshal(params)
-			if err != nil {
-				return nil, fmt.Errorf("%s: params: %w", path, err)
-			}
-			if _, err := fednmf.ParseConfig(raw); err != nil {
-				return nil, fmt.Errorf("%s: params: %w", path, err)
-			}
-			return raw, nil
+			return checkedParams(path, params, fednmf.ParseConfig)
 		},
 	}
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 
 	"github.com/spf13/pflag"
@@ -114,7 +112,7 @@ func ftmMethod() *method {
 			if err != nil {
 				return nil, nil, err
 			}
-			return ftmParams(cfg)
+			return configParams(cfg)
 		},
 		cost: func(params json.RawMessage, knobs costKnobs) ([]costPart, error) {
 			cfg, err := ftm.ParseConfig(params)
@@ -163,23 +161,6 @@ func ftmDeployParams(path string, params map[string]any) (json.RawMessage, error
 		return nil, fmt.Errorf("%s: params: %w", path, err)
 	}
 	return raw, nil
-}
-
-// params returns the JSON parameters and their provenance strings.
-func ftmParams(cfg ftm.Config) (json.RawMessage, map[string]string, error) {
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, nil, err
-	}
-	prov := map[string]string{}
-	for _, key := range slices.Sorted(maps.Keys(m)) {
-		prov[key] = fmt.Sprint(m[key])
-	}
-	return b, prov, nil
 }
 
 // ftmStatement adds what FTM releases to a run's privacy statement, for a

@@ -116,7 +116,7 @@ func pctdMethod() *method {
 			if err != nil {
 				return nil, nil, err
 			}
-			return pctdParams(cfg)
+			return configParams(cfg)
 		},
 		cost: func(params json.RawMessage, knobs costKnobs) ([]costPart, error) {
 			cfg, err := pctd.ParseConfig(params)
@@ -133,20 +133,6 @@ func pctdMethod() *method {
 		deploy:    pctdDeployParams,
 		model:     func(json.RawMessage) string { return "pctd" },
 	}
-}
-
-// pctdParams returns the JSON parameters and their provenance strings.
-func pctdParams(cfg pctd.Config) (json.RawMessage, map[string]string, error) {
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, nil, err
-	}
-	_, prov, err := paramsJSON(m)
-	return b, prov, err
 }
 
 // pctdCost is PC-TD's part of a plan: Rounds Gaussian releases of M_t per

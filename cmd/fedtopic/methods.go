@@ -264,6 +264,34 @@ func joinInts(ks []int) string {
 	return strings.Join(s, ",")
 }
 
+// configParams returns a method's configuration as its JSON parameters
+// (in the struct's field order) and their provenance strings.
+func configParams(cfg any) (json.RawMessage, map[string]string, error) {
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, nil, err
+	}
+	_, prov, err := paramsJSON(m)
+	return b, prov, err
+}
+
+// checkedParams returns a deployment's params (read from path) as JSON
+// once parse, the method's own config parser, accepts them.
+func checkedParams[C any](path string, params map[string]any, parse func([]byte) (C, error)) (json.RawMessage, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("%s: params: %w", path, err)
+	}
+	if _, err := parse(raw); err != nil {
+		return nil, fmt.Errorf("%s: params: %w", path, err)
+	}
+	return raw, nil
+}
+
 // adldaMethod is approximate distributed LDA, the non-private baseline.
 func adldaMethod() *method {
 	return &method{
