@@ -141,7 +141,7 @@ func (x *experiment) scoreFeatures(cd *classData, train, test []float64, f int) 
 		if err != nil {
 			return nil, err
 		}
-		out[name+"_accuracy"], out[name+"_macro_f1"], out[name+"_macro_precision"] = acc, prf.F1, prf.Precision
+		out[name+"_accuracy"], out[name+"_macro_f1"], out[name+"_macro_precision"], out[name+"_macro_recall"] = acc, prf.F1, prf.Precision, prf.Recall
 	}
 	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/fedlda"
+	"github.com/fedtopic/fedtopic/topic"
 )
 
 // e6Mechanisms are the perturbations E6 compares, in output order.
@@ -43,8 +44,13 @@ they are made in process without the parties' ledgers (simulate refuses an
 RRP run whose δ reaches 1).
 
 The claims checked: RRP gives a lower perplexity than kRR and t-kRR at
-equal ε; MH ends close to Gibbs (within 5%). Classification with topic
-features is not part of e6 yet.`,
+equal ε; MH ends close to Gibbs (within 5%).
+
+  classification  with labelled documents: θ of each mechanism's final
+               Gibbs model as features of a logistic regression and a
+               linear SVM, trained on 70% of the held-out documents and
+               scored on the rest (accuracy, macro precision, recall and
+               F1).`,
 		Example: `  fedtopic experiment e6 --corpus demo/wordnet-glosses.jsonl --vocab-size 8000 --out e6.jsonl`,
 		Args:    noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -83,15 +89,19 @@ features is not part of e6 yet.`,
 			}
 			// Convergence, every mechanism with both samplers.
 			final := map[string]float64{}
+			var models []*topic.Model // Gibbs, in e6Mechanisms order
 			for _, sampler := range []string{fedlda.SamplerGibbs, fedlda.SamplerMH} {
 				for _, mech := range e6Mechanisms {
 					cfg := base
 					cfg.Mechanism, cfg.Sampler = mech, sampler
-					p, err := x.fedlda(ctx, cfg, evalEvery, map[string]any{"part": "convergence"})
+					p, m, err := x.fedlda(ctx, cfg, evalEvery, map[string]any{"part": "convergence"})
 					if err != nil {
 						return err
 					}
 					final[sampler+"/"+mech] = p
+					if sampler == fedlda.SamplerGibbs {
+						models = append(models, m)
+					}
 				}
 			}
 			for _, mech := range e6Mechanisms {
@@ -102,6 +112,9 @@ features is not part of e6 yet.`,
 				}
 			}
 			if err := x.rrpClaim(final["gibbs/rrp"], final["gibbs/krr"], final["gibbs/tkrr"], "epsilon", eps); err != nil {
+				return err
+			}
+			if err := x.e6Classify(ctx, models); err != nil {
 				return err
 			}
 			// Sweeps (Gibbs, final perplexity only).
@@ -115,7 +128,7 @@ features is not part of e6 yet.`,
 						if err := cfg.Validate(); err != nil {
 							return usageError{err}
 						}
-						p, err := x.fedlda(ctx, cfg, 0, map[string]any{"part": "sweep", "parameter": param, "value": v})
+						p, _, err := x.fedlda(ctx, cfg, 0, map[string]any{"part": "sweep", "parameter": param, "value": v})
 						if err != nil {
 							return err
 						}
@@ -178,12 +191,12 @@ func (x *experiment) rrpClaim(rrp, krr, tkrr float64, param string, v float64) e
 // and without ledgers, measuring the collector's model every evalEvery
 // iterations (0: the last only); it writes one line per measurement, with
 // extra, and returns the final perplexity.
-func (x *experiment) fedlda(ctx context.Context, cfg fedlda.Config, evalEvery int, extra map[string]any) (float64, error) {
+func (x *experiment) fedlda(ctx context.Context, cfg fedlda.Config, evalEvery int, extra map[string]any) (float64, *topic.Model, error) {
 	cfg.Workers = x.workers
 	d := cfg.WithDefaults()
 	params, err := json.Marshal(cfg)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	ids := make([]string, len(x.data.parts))
 	for i := range ids {
@@ -192,16 +205,16 @@ func (x *experiment) fedlda(ctx context.Context, cfg fedlda.Config, evalEvery in
 	s := fed.Setup{Run: "e6", Parties: ids, Vocab: x.data.vocab, Seed: x.seed, Params: params}
 	agg, err := fedlda.NewAggregator(s)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	val, err := fedlda.NewValidator(s)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	learners := make([]*fedlda.Learner, len(ids))
 	for i := range ids {
 		if learners[i], err = fedlda.NewLearner(s, i, x.data.parts[i]); err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 	}
 	l := d.Tuples()
@@ -212,33 +225,37 @@ func (x *experiment) fedlda(ctx context.Context, cfg fedlda.Config, evalEvery in
 	}
 	step, err := agg.Init()
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	var perp float64
+	var (
+		perp float64
+		last *topic.Model
+	)
 	for round := 1; !step.Done; round++ {
 		var ups []fed.Update
 		for i, ln := range learners {
 			ls, err := ln.Learn(round, step.Payload)
 			if err != nil {
-				return 0, err
+				return 0, nil, err
 			}
 			if err := val.CheckUpdate(round, ls.Payload); err != nil {
-				return 0, fmt.Errorf("e6: party %s: round %d: %w", ids[i], round, err)
+				return 0, nil, fmt.Errorf("e6: party %s: round %d: %w", ids[i], round, err)
 			}
 			ups = append(ups, fed.Update{Party: i, ID: ids[i], Payload: ls.Payload, Spent: ls.Spent})
 		}
 		if step, err = agg.Aggregate(round, ups); err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		if !step.Done && (evalEvery == 0 || round%evalEvery != 0) {
 			continue
 		}
 		m, err := agg.Model()
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
+		last = m
 		if _, perp, err = x.heldOut(ctx, m); err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		line := map[string]any{"mechanism": d.Mechanism, "sampler": d.Sampler, "iteration": round, "perplexity": perp,
 			"k": d.K, "epsilon_per_tuple": d.Epsilon, "tuples_per_iteration": l, "epsilon_per_user": perUser,
@@ -259,7 +276,7 @@ func (x *experiment) fedlda(ctx context.Context, cfg fedlda.Config, evalEvery in
 			line["iterations"] = round
 		}
 		if err := x.emit(line); err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		what := d.Mechanism + " " + d.Sampler
 		if p, ok := extra["parameter"]; ok {
@@ -267,5 +284,38 @@ func (x *experiment) fedlda(ctx context.Context, cfg fedlda.Config, evalEvery in
 		}
 		fmt.Fprintf(x.log, "e6: %s: iteration %d: perplexity %.1f\n", what, round, perp)
 	}
-	return perp, nil
+	return perp, last, nil
+}
+
+// e6Classify writes, when the held-out documents have labels, how well
+// each mechanism's model serves as features of a classifier: θ of the
+// held-out documents, split 70:30, a logistic regression and a linear SVM.
+func (x *experiment) e6Classify(ctx context.Context, models []*topic.Model) error {
+	if x.data.test.Labels == nil {
+		fmt.Fprintln(x.log, "e6: the corpus has no labels: no classification")
+		return nil
+	}
+	cd, err := x.classify(0.3, 0)
+	if err != nil {
+		return err
+	}
+	for i, m := range models {
+		train, test, f, err := x.features(ctx, cd, m)
+		if err != nil {
+			return err
+		}
+		scores, err := x.scoreFeatures(cd, train, test, f)
+		if err != nil {
+			return err
+		}
+		line := map[string]any{"part": "classification", "mechanism": e6Mechanisms[i], "sampler": fedlda.SamplerGibbs, "k": m.K}
+		for key, v := range scores {
+			line[key] = v
+		}
+		if err := x.emit(line); err != nil {
+			return err
+		}
+		fmt.Fprintf(x.log, "e6: classification with %s's topics: logistic macro-F1 %.3f, SVM macro-F1 %.3f\n", e6Mechanisms[i], scores["logistic_macro_f1"], scores["svm_macro_f1"])
+	}
+	return nil
 }

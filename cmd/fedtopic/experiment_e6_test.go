@@ -18,7 +18,7 @@ func TestExperimentE6(t *testing.T) {
 		t.Fatalf("run(%q) = %v; stderr:\n%s", args, err, stderr)
 	}
 	conv := map[string]int{}
-	sweeps, claims := 0, map[string]int{}
+	sweeps, classified, claims := 0, 0, map[string]int{}
 	for _, l := range readLines(t, out) {
 		switch {
 		case l["plot"] != nil:
@@ -37,6 +37,13 @@ func TestExperimentE6(t *testing.T) {
 			}
 		case l["part"] == "sweep":
 			sweeps++
+		case l["part"] == "classification":
+			classified++
+			for _, key := range []string{"logistic_macro_f1", "logistic_macro_recall", "svm_accuracy"} {
+				if v, ok := l[key].(float64); !ok || v < 0 || v > 1 {
+					t.Errorf("classification line %v: %s = %v; want a number in [0, 1]", l, key, l[key])
+				}
+			}
 		default:
 			t.Errorf("unexpected line %v", l)
 		}
@@ -47,6 +54,9 @@ func TestExperimentE6(t *testing.T) {
 				t.Errorf("%s/%s: %d convergence lines; want 2 (iterations 2 and 4)", mech, s, conv[mech+"/"+s])
 			}
 		}
+	}
+	if classified != len(e6Mechanisms) {
+		t.Errorf("%d classification lines; want one per mechanism (%d)", classified, len(e6Mechanisms))
 	}
 	// ε: 2 values × 3 private mechanisms; K: 1 × 4; δ: 1 × 2; r: 1 × 4.
 	if sweeps != 16 {
