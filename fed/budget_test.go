@@ -19,7 +19,7 @@ import (
 // round only from the Step.
 type noPlan struct{ fed.Learner }
 
-// TestBudgetRefusal is RELIABILITY.md L-1 through the engine: with ε = 1 per
+// TestBudgetRefusal checks, through the engine, that a budget is enforced: with ε = 1 per
 // round and a budget of 2.5, every party refuses round 3, says so to the
 // coordinator and stops with ErrBudgetExhausted naming the requested and
 // remaining ε; nothing of round 3 is released, the ledgers never exceed the

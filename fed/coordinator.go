@@ -23,7 +23,7 @@ import (
 )
 
 // CrashPoint names a place in the coordinator's round loop where a test can
-// stop the coordinator as if its process had been killed (RELIABILITY.md R-4).
+// stop the coordinator as if its process had been killed.
 type CrashPoint int
 
 // The crash points of a round, in the order a round passes them.

@@ -6,7 +6,7 @@
 //
 // # The seam
 //
-// An algorithm is two pure halves (DESIGN.md): a Learner at each party
+// An algorithm is two pure halves (docs/packages.md): a Learner at each party
 // (Learn(round, broadcast) → Step with the update and the privacy Events it
 // releases) and an Aggregator at the coordinator (Init, then
 // Aggregate(round, updates sorted by party) → Step with the next broadcast,
@@ -23,11 +23,11 @@
 // token and the broadcast) and Submit (its update echoing the token, or a
 // refusal). The coordinator accepts one reply per party per attempt, only
 // for the open round with the current token (late, stale, replayed and
-// duplicate replies are refused: RELIABILITY.md ), only from the
-// party the transport authenticated, and only after the algorithm's
-// Validator passed it (V-1 to V-3). A round ends when every live party has
-// replied or at its deadline; live parties that missed it are recorded as
-// dropped and rejoin when they call again. With fewer valid updates than
+// duplicate replies are refused), only from the party the transport
+// authenticated, and only after the algorithm's Validator passed it. A
+// round ends when every live party has replied or at its deadline; live
+// parties that missed it are recorded as dropped and rejoin when they call
+// again. With fewer valid updates than
 // the quorum (MinParties) the attempt is aborted — nothing is aggregated and
 // no coordinator noise is drawn — and retried up to MaxAttempts times.
 //
@@ -60,13 +60,13 @@
 // With a state directory the coordinator checkpoints at every round boundary
 // (temp file, fsync, rename, fsync of the directory; SHA-256 checksum and
 // schema version) and a restarted coordinator resumes from it; a corrupted
-// checkpoint stops it at once with an error wrapping ErrCheckpoint (R-4,
-// A party charges its Ledger (durable, fsynced) before an update
-// leaves, caches the update's exact bytes with its learner's state keyed by
-// (run, party, round), and resends those bytes when the round is retried or
-// after a restart: it never draws new noise for the same release (R-5,
-// L-2). It refuses a round its budget cannot pay for — before drawing noise
-// when the Learner is a Planner — and says so to the coordinator (L-1).
+// checkpoint stops it at once with an error wrapping ErrCheckpoint. A
+// party charges its Ledger (durable, fsynced) before an update leaves,
+// caches the update's exact bytes with its learner's state keyed by (run,
+// party, round), and resends those bytes when the round is retried or after
+// a restart: it never draws new noise for the same release. It refuses a
+// round its budget cannot pay for — before drawing noise when the Learner
+// is a Planner — and says so to the coordinator.
 //
 // # Usage
 //
@@ -85,10 +85,10 @@
 // Aggregate receives updates in party order whatever their arrival order,
 // and nothing in the engine draws randomness that reaches a model (round
 // tokens come from their own generator), so a seeded run gives the same
-// models and ledger entries over every transport. Coordinator.Run is
+// models and ledger entries over every transport. Coordinator.Run is
 // synchronous; transports call the coordinator concurrently, and every
 // goroutine the engine starts is joined before the call that started it
 // returns. The engine never logs payload values. It enforces each party's
 // budget at the party; the coordinator's record of what parties declared
-// they spent is informational (L-5).
+// they spent is informational.
 package fed

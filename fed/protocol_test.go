@@ -35,7 +35,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// secret is a value no log line may contain (RELIABILITY.md P-7).
+// secret is a value no log line may contain.
 const secret = 987654.25
 
 // matrix returns a Sum payload of the scenario's shape filled with secret,
@@ -52,10 +52,10 @@ func matrix(sc fedtest.Scenario, rows int, f func([]float64)) []byte {
 }
 
 // TestSubmitRejections drives the protocol by hand through the in-process
-// transport: RELIABILITY.md R-3 (stale and duplicate replies), A-4 (replay),
-// V-1 (shape), V-2 (non-finite values) and V-3 (unknown run, party, round).
+// transport: stale and duplicate replies, replays, updates of the wrong
+// shape or with non-finite values, and unknown runs, parties and rounds.
 // Every rejection leaves the round open for a valid reply, and no log line
-// carries payload values (P-7).
+// carries payload values.
 func TestSubmitRejections(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sc := fedtest.Scenario{Parties: 2, Rows: 2, Vocab: 5, Rounds: 2, Seed: 51, RoundTimeout: roundTimeout}

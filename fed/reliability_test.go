@@ -20,7 +20,7 @@ import (
 
 const roundTimeout = 10 * time.Second
 
-// TestDropoutWithinQuorum is RELIABILITY.md R-1: with n = 5 and quorum 3,
+// TestDropoutWithinQuorum checks a dropout the quorum absorbs: with n = 5 and quorum 3,
 // two parties die after receiving the round's task; the round completes at
 // its deadline with exactly the three replies, and records the two as
 // dropped. Later rounds do not wait for them.
@@ -62,7 +62,7 @@ func TestDropoutWithinQuorum(t *testing.T) {
 	})
 }
 
-// TestDropoutBelowQuorum is RELIABILITY.md R-2 and L-3: three of five
+// TestDropoutBelowQuorum checks a dropout below the quorum: three of five
 // parties die, so the round is aborted — nothing aggregated, the reason
 // recorded — and the coordinator stays up; the parties restart, resend the
 // bytes they had cached, and the retried round completes. Every party is
@@ -166,7 +166,7 @@ func (d *delayConn) Submit(ctx context.Context, s *fed.Submission) (*fed.Receipt
 	return r, err
 }
 
-// TestStragglerExcluded is RELIABILITY.md R-3 (late replies): a reply that
+// TestStragglerExcluded checks late replies: a reply that
 // arrives after the deadline is refused as stale and not aggregated.
 func TestStragglerExcluded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -222,7 +222,7 @@ func uninterrupted(t *testing.T, sc fedtest.Scenario) []byte {
 	return final
 }
 
-// TestCoordinatorCrashResume is RELIABILITY.md R-4: the coordinator is
+// TestCoordinatorCrashResume checks crash recovery: the coordinator is
 // killed at each of the four boundaries of round 2 and restarted on the same
 // state directory. The run completes with exactly T committed rounds, round
 // ids strictly increasing and none committed twice, every party charged once
@@ -305,7 +305,7 @@ func (r *recordConn) Submit(ctx context.Context, s *fed.Submission) (*fed.Receip
 	return r.Protocol.Submit(ctx, s)
 }
 
-// TestPartyCrashResend is RELIABILITY.md R-5 and L-2: a party is killed
+// TestPartyCrashResend checks that a restarted party never pays twice: a party is killed
 // after charging its ledger and caching its round-2 update, before (or
 // after) the update reaches the coordinator. After restart the ledger
 // shows the charge, the party rejoins, resends the identical bytes without
@@ -363,7 +363,7 @@ func TestPartyCrashResend(t *testing.T) {
 	}
 }
 
-// TestCorruptCheckpoint is RELIABILITY.md R-6: a truncated, bit-flipped or
+// TestCorruptCheckpoint checks bad checkpoints: a truncated, bit-flipped or
 // foreign checkpoint stops a restarting coordinator at once with an error
 // naming the file, never a hang or a silent restart from scratch.
 func TestCorruptCheckpoint(t *testing.T) {

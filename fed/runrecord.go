@@ -109,7 +109,7 @@ type PartyData struct {
 	BudgetDelta   float64 `json:"budget_delta,omitempty"`
 }
 
-// Statement is a run's privacy statement (RELIABILITY.md L-7) where the
+// Statement is a run's privacy statement (docs/privacy.md) where the
 // writer knows more than the events say.
 type Statement struct {
 	Unit         string   `json:"unit,omitempty"`

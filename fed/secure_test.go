@@ -148,7 +148,7 @@ func (f *secureFed) checkSums(a *fedtest.IntSumAggregator) {
 
 var intParams = fedtest.IntSumParams{Len: 16, Rounds: 2, Max: 1 << 20}
 
-// TestSecureAggregationDropouts is RELIABILITY.md S-1 through the engine:
+// TestSecureAggregationDropouts checks, through the engine, that masks cancel:
 // n = 5, t = 3, with 0, 1 and 2 parties killed after they sent their
 // masked vector (before unmasking) or after they sent their shares
 // (before masking), every round's unmasked sum equals the plaintext sum
@@ -199,10 +199,9 @@ func TestSecureAggregationDropouts(t *testing.T) {
 	}
 }
 
-// TestSecureAggregationBelowThreshold is RELIABILITY.md S-2 through the
-// engine: with fewer than t parties left the attempt aborts, nothing is
-// aggregated, and no party receives an unmask request when the loss
-// happens before masking.
+// TestSecureAggregationBelowThreshold checks, through the engine, that with
+// fewer than t parties left the attempt aborts, nothing is aggregated, and
+// no party receives an unmask request when the loss happens before masking.
 func TestSecureAggregationBelowThreshold(t *testing.T) {
 	for _, tc := range []struct {
 		name      string

@@ -71,7 +71,7 @@ func TestDiscreteGaussianDistribution(t *testing.T) {
 }
 
 func TestIntegerNoiseResidues(t *testing.T) {
-	// N-3: integer noise takes every residue mod 2 and mod 3 at its exact
+	// integer noise takes every residue mod 2 and mod 3 at its exact
 	// rate (1,000 draws per ε would be too few for a 1e-5 test at these
 	// rates, so n1 draws are used).
 	for _, eps := range []float64{0.5, 1, 4} {

@@ -109,7 +109,7 @@ func TestCheckFunctions(t *testing.T) {
 }
 
 func TestReleaseOnGrid(t *testing.T) {
-	// N-3: every released value is an exact multiple of the granularity.
+	// every released value is an exact multiple of the granularity.
 	for _, eps := range []float64{0.1, 1, 11} {
 		lap, err := NewLaplace(LaplaceConfig{Epsilon: eps, Sensitivity: 3})
 		if err != nil {
@@ -228,7 +228,7 @@ func TestContinuousGaussianMoments(t *testing.T) {
 }
 
 func TestContinuousGaussianKS(t *testing.T) {
-	// N-2: one-sample Kolmogorov–Smirnov with n = 5,000 against N(0, σ²):
+	// one-sample Kolmogorov–Smirnov with n = 5,000 against N(0, σ²):
 	// reject if D > 0.0380516 (α = 1e-6, √(ln(2/α)/(2n))).
 	const n = 5000
 	m, err := NewContinuousGaussian(GaussianConfig{Sigma: 3})

@@ -10,7 +10,7 @@ import (
 )
 
 func TestPartitionThresholdBoundary(t *testing.T) {
-	// P-6: δ(T) ≤ δ < δ(T−1), with δ(T) = 1 − (1 − P(Z ≥ T−1))^l₀, the
+	// δ(T) ≤ δ < δ(T−1), with δ(T) = 1 − (1 − P(Z ≥ T−1))^l₀, the
 	// boundary mass P(Z = T−1) included.
 	for _, c := range []PartitionSelectionConfig{
 		{Epsilon: 1, Delta: 1e-6, MaxWordsPerDoc: 1},

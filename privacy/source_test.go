@@ -3,7 +3,7 @@ package privacy
 import "testing"
 
 func TestSecureSourcesDiffer(t *testing.T) {
-	// N-6: two sources with the same configuration draw different noise.
+	// two sources with the same configuration draw different noise.
 	a, b := NewSecureSource(), NewSecureSource()
 	if a.Seeded() || b.Seeded() {
 		t.Fatalf("NewSecureSource().Seeded() = true")

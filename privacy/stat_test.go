@@ -69,7 +69,7 @@ func discreteGaussianPMF(sigma float64, reach int64) pmf {
 }
 
 // checkMoments asserts the sample mean and variance of xs against f's
-// (N-1): |mean − μ| ≤ zCrit·√(σ²/N) and |s² − σ²| ≤ zCrit·√((μ₄ − σ⁴)/N).
+// moments: |mean − μ| ≤ zCrit·√(σ²/N) and |s² − σ²| ≤ zCrit·√((μ₄ − σ⁴)/N).
 func checkMoments(t *testing.T, name string, xs []int64, f pmf) {
 	t.Helper()
 	mu, v, m4 := f.moments()

@@ -270,7 +270,7 @@ func finish(t *testing.T, ps ...*proc) {
 }
 
 // reference simulates the deployment in process: the same data, vocabulary
-// and seeds must give the same model (RELIABILITY.md R-8).
+// and seeds must give the same model.
 func (d *deployment) reference(t *testing.T) *topic.Model {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "sim")
@@ -308,11 +308,11 @@ func (d *deployment) committedRounds(t *testing.T) []int {
 	return out
 }
 
-// TestProcessCrashResume is RELIABILITY.md R-4 with real processes: the
+// TestProcessCrashResume checks crash recovery with real processes: the
 // coordinator is killed with SIGKILL at each of the four boundaries of round
 // 3 and restarted on its state directory. The run completes with every
 // round committed exactly once in the run record, and the final model is
-// bit-identical to an in-process simulation with the same seeds.
+// bit-identical to an in-process simulation with the same seeds.
 //
 // FTM runs the same test at one boundary: its coordinator checkpoints the
 // parties' latest models, and its parties must not privatize again.
@@ -362,7 +362,7 @@ func testCrashResume(t *testing.T, bin string, algo deployAlgo, points []string)
 	}
 }
 
-// TestProcessPartyKill is RELIABILITY.md R-5 with real processes: a party
+// TestProcessPartyKill checks a party restart with real processes: a party
 // is killed with SIGKILL after its third round and restarted on its state
 // directory; it rejoins, and the run ends with the same model as without
 // the kill. Under FTM the restarted party must also reuse its privatized

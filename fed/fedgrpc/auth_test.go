@@ -139,7 +139,7 @@ func rpcs(ctx context.Context, c fed.Protocol, claim string, token []byte, paylo
 	}
 }
 
-// TestAuthentication is RELIABILITY.md: a table over
+// TestAuthentication checks mutual TLS and identity by certificate: a table over
 // every RPC and every way a peer can fail to be who it must be. Refused
 // peers never reach the coordinator; transport-level refusals show on the
 // first call (not on Dial) as Unavailable.
@@ -252,7 +252,7 @@ func coordinatorAsClient(t *testing.T, f *federation) *tls.Config {
 	return tc
 }
 
-// TestMessageSize is RELIABILITY.md A-6: the server's receive limit is the
+// TestMessageSize checks the size limits: the server's receive limit is the
 // algorithm's largest update plus MessageOverhead; a message one byte over
 // it is refused with ResourceExhausted before the coordinator sees it,
 // heap memory does not grow by the message's size, and another party's

@@ -3,7 +3,7 @@
 // every connection is mutual TLS 1.3 with certificates from the
 // federation's CA (fed/certs makes a development one).
 //
-// Security (RELIABILITY.md ): the server requires and verifies a
+// Security: the server requires and verifies a
 // client certificate (tls.RequireAndVerifyClientCert); a peer without one,
 // with a self-signed, foreign, expired or not-yet-valid one, or speaking
 // plaintext fails its first call with Unavailable and never reaches the
@@ -35,11 +35,11 @@
 //
 // Bytes per party and round are the encoded sizes of the protocol messages,
 // exactly as fed/inproc counts them, so a seeded run gives the same models,
-// ledgers and byte counts over both transports. See example_test.go.
+// ledgers and byte counts over both transports. See example_test.go.
 //
 // A party whose network fails is dropped from the round it misses as soon
 // as the coordinator loses its connection (at the latest at the round's
 // deadline); its connection retries with backoff capped at
 // ReconnectMaxDelay and the party rejoins the next round it reaches
-// (R-7, tested through a TCP proxy that cuts and heals the network).
+// (tested through a TCP proxy that cuts and heals the network).
 package fedgrpc

@@ -14,7 +14,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// TestTransportsAgree is RELIABILITY.md R-8: the same seeded scenario run
+// TestTransportsAgree checks that the transport changes nothing: the same seeded scenario run
 // in process and over gRPC with mutual TLS on loopback gives bit-identical
 // aggregates, identical ledger entries, and the same bytes per party and
 // round (both count encoded message sizes).

@@ -127,7 +127,7 @@ func (l signalLearner) Learn(round int, broadcast []byte) (fed.Step, error) {
 	return l.SumLearner.Learn(round, broadcast)
 }
 
-// TestPartition is RELIABILITY.md R-7: party p3 reaches the coordinator
+// TestPartition checks a network partition and its healing: party p3 reaches the coordinator
 // through a TCP proxy that drops all its traffic from the commit of round 1
 // to the commit of round 2. Round 2 commits with p1 and p2 (quorum 2) as
 // soon as the coordinator has lost p3's connection (at the latest at the

@@ -5,14 +5,14 @@
 // Every message is encoded to its Protocol Buffers bytes (internal/fedpb)
 // and decoded again on the other side, so what the simulator validates and
 // the bytes it counts per party and round are exactly what gRPC would carry
-// (EVALUATION.md: communication is measured at the transport). A connection
+// (communication is measured at the transport; docs/experiments.md). A connection
 // is authenticated as the party it was dialed for, as a client certificate
 // would make it; a message claiming another party is refused by the
 // coordinator with fed.ErrPermissionDenied.
 //
 // Faults replays a seeded schedule of lost requests, lost replies, delays
-// and party crashes, for the reliability tests of RELIABILITY.md (R-1 to
-// R-5); a coordinator crash is a fed.CoordinatorOptions.Crash hook plus
+// and party crashes, for the engine's reliability tests (dropouts,
+// stragglers, crashes); a coordinator crash is a fed.CoordinatorOptions.Crash hook plus
 // SetService with the restarted coordinator.
 //
 //	net, _ := inproc.New(coord, inproc.Faults{})

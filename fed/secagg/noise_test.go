@@ -9,8 +9,8 @@ import (
 
 // TestDistributedNoise checks that t parties' shares sum to noise of mean
 // 0 and variance σ²: N = 125,000 sums, tolerances 4.41717·√(Var/N) for the
-// mean and 4.41717·√2·Var/√N for the variance (RELIABILITY.md N-1, false
-// failure 10⁻⁵ each; the sum is close to Gaussian, whose fourth moment
+// mean and 4.41717·√2·Var/√N for the variance (false failure 10⁻⁵
+// each; the sum is close to Gaussian, whose fourth moment
 // gives the √2).
 func TestDistributedNoise(t *testing.T) {
 	const n = 125000

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestMasksCancel is S-1: with n = 5 and t = 3, whether 0, 1 or 2 parties
+// TestMasksCancel checks that masks cancel: with n = 5 and t = 3, whether 0, 1 or 2 parties
 // drop after the masking stage was sent to them (their masked vectors never
 // arrive, so the coordinator rebuilds their mask keys), or after their
 // masked vector arrived (their self-mask seeds are rebuilt without them),
@@ -49,7 +49,7 @@ func TestMasksCancel(t *testing.T) {
 	}
 }
 
-// TestBelowThreshold is S-2: when fewer than t parties are left at any
+// TestBelowThreshold checks the threshold: when fewer than t parties are left at any
 // stage, the coordinator aborts with ErrBelowThreshold, releases no sum,
 // and refuses to go on.
 func TestBelowThreshold(t *testing.T) {
@@ -91,7 +91,7 @@ func TestBelowThreshold(t *testing.T) {
 	}
 }
 
-// TestUnmaskRefused is S-3: a party refuses an unmask request that lists a
+// TestUnmaskRefused checks the refusals that protect a party: a party refuses an unmask request that lists a
 // party as both alive and dropped (it would hand over both secrets of that
 // party, and the coordinator could unmask its input alone), that lists
 // fewer than t alive, or that does not partition the parties it holds

@@ -72,7 +72,7 @@ func record(t *testing.T, seed uint64) *recorded {
 	return rec
 }
 
-// TestPartyStages is S-5 for a party: from each of its five states, every
+// TestPartyStages checks a party against every message of every stage: from each of its five states, every
 // message of the protocol — the four it can receive, the four it sends
 // (which it must never accept), and the coordinator messages of another
 // run in the same session — either makes it proceed (the next message in
@@ -150,7 +150,7 @@ func TestPartyStages(t *testing.T) {
 	}
 }
 
-// TestServerStages is S-5 for the coordinator: from each of its states,
+// TestServerStages checks the coordinator against every message of every stage: from each of its states,
 // the replies of every kind (and the coordinator's own messages sent
 // back) either make it proceed — only the replies the stage waits for —
 // or are all refused, which leaves it below the threshold: it aborts and

@@ -21,7 +21,7 @@ func byteChiSquare(b []byte) float64 {
 	return x
 }
 
-// TestMaskedVectorUniform is S-4: one party's masked vector, as it goes on
+// TestMaskedVectorUniform checks that masking hides the input: one party's masked vector, as it goes on
 // the wire, is indistinguishable from uniform bytes even when its input is
 // all zeros or a constant. Under uniform independent bytes (what AES-CTR
 // key streams give, keyed through X25519 and HKDF by secrets the
