@@ -79,10 +79,7 @@ func (f *ftmFlags) config(s simSettings) (ftm.Config, error) {
 		cfg.Workers = s.workers
 	}
 	if !cfg.NoNoise {
-		if cfg.MaxDocTokens <= 0 {
-			return cfg, usagef("--max-doc-length %d: want at least 1: the cost per document is --epsilon times the longest document's length, so documents must be truncated (try %d)", cfg.MaxDocTokens, defaultMaxDocLength)
-		}
-		cfg.Unit = ftm.UnitDocument
+		cfg.Unit = ftm.UnitDocument // simulate checked --max-doc-length ≥ 1
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, usageError{err}
@@ -137,8 +134,7 @@ func ftmMethod() *method {
 }
 
 // ftmDeployParams completes FTM's params of a deployment's configuration
-// file as simulate does: with noise, params.max_doc_tokens is required and
-// the parties report per document (params.unit becomes "document").
+// file as simulate does: with noise, the parties report per document.
 func ftmDeployParams(path string, params map[string]any) (json.RawMessage, error) {
 	raw, err := json.Marshal(params)
 	if err != nil {
@@ -149,18 +145,12 @@ func ftmDeployParams(path string, params map[string]any) (json.RawMessage, error
 		return nil, fmt.Errorf("%s: params: %w", path, err)
 	}
 	if !cfg.NoNoise {
-		switch {
-		case cfg.MaxDocTokens <= 0:
-			return nil, fmt.Errorf("%s: params.max_doc_tokens: required for ftm: a party's ledger counts privacy per document (as the vocabulary round does), so FTM's ε per word occurrence (params.epsilon) is counted over at most max_doc_tokens tokens per document, by group privacy; longer documents are truncated. Set it, for example max_doc_tokens: %d (fedtopic simulate's default)", path, defaultMaxDocLength)
-		case cfg.Unit != "" && cfg.Unit != ftm.UnitDocument:
-			return nil, fmt.Errorf("%s: params.unit: %q: a party's ledger counts privacy per document; leave unit out (FTM's spend is converted with params.max_doc_tokens)", path, cfg.Unit)
+		if err := checkDocumentUnit(path, ftm.Name, cfg.MaxDocTokens, cfg.Unit, defaultMaxDocLength); err != nil {
+			return nil, err
 		}
 		cfg.Unit = ftm.UnitDocument
 	}
-	if raw, err = json.Marshal(cfg); err != nil {
-		return nil, fmt.Errorf("%s: params: %w", path, err)
-	}
-	return raw, nil
+	return json.Marshal(cfg)
 }
 
 // ftmStatement adds what FTM releases to a run's privacy statement, for a

@@ -84,10 +84,7 @@ func (f *pctdFlags) config(s simSettings) (pctd.Config, error) {
 		}
 	}
 	if !cfg.NoNoise {
-		if cfg.MaxDocTokens <= 0 {
-			return cfg, usagef("--max-doc-length %d: want at least 1: a document's sensitivity is its length, so documents must be truncated (try %d)", cfg.MaxDocTokens, pctdDefaultMaxDocLength)
-		}
-		cfg.Unit = pctd.UnitDocument
+		cfg.Unit = pctd.UnitDocument // simulate checked --max-doc-length ≥ 1
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, usageError{err}
@@ -201,9 +198,7 @@ func hugeNote(eps float64) string {
 }
 
 // pctdDeployParams completes PC-TD's params of a deployment's configuration
-// file as simulate does: with noise, params.max_doc_tokens is required and
-// the parties report per document (params.unit becomes "document"), the
-// unit every party's ledger counts, the vocabulary round's included.
+// file as simulate does: with noise, the parties report per document.
 func pctdDeployParams(path string, params map[string]any) (json.RawMessage, error) {
 	raw, err := json.Marshal(params)
 	if err != nil {
@@ -214,16 +209,10 @@ func pctdDeployParams(path string, params map[string]any) (json.RawMessage, erro
 		return nil, fmt.Errorf("%s: params: %w", path, err)
 	}
 	if !cfg.NoNoise {
-		switch {
-		case cfg.MaxDocTokens <= 0:
-			return nil, fmt.Errorf("%s: params.max_doc_tokens: required for pctd: a party's ledger counts privacy per document, and a document's sensitivity grows with its length, so documents are clipped to it. Set it, for example max_doc_tokens: %d (fedtopic simulate's default)", path, pctdDefaultMaxDocLength)
-		case cfg.Unit != "" && cfg.Unit != pctd.UnitDocument:
-			return nil, fmt.Errorf("%s: params.unit: %q: a party's ledger counts privacy per document; leave unit out (the cost per word occurrence is still recorded beside it)", path, cfg.Unit)
+		if err := checkDocumentUnit(path, pctd.Name, cfg.MaxDocTokens, cfg.Unit, pctdDefaultMaxDocLength); err != nil {
+			return nil, err
 		}
 		cfg.Unit = pctd.UnitDocument
 	}
-	if raw, err = json.Marshal(cfg); err != nil {
-		return nil, fmt.Errorf("%s: params: %w", path, err)
-	}
-	return raw, nil
+	return json.Marshal(cfg)
 }

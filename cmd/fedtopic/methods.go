@@ -292,6 +292,20 @@ func checkedParams[C any](path string, params map[string]any, parse func([]byte)
 	return raw, nil
 }
 
+// checkDocumentUnit refuses a deployment's params of a noised method that
+// cannot count per document, as every party's ledger does: the document
+// clip params.max_doc_tokens is required, and params.unit may only be the
+// document (the method's own unit is recorded beside it).
+func checkDocumentUnit(path, alg string, maxDocTokens int, unit string, defaultLen int) error {
+	switch {
+	case maxDocTokens <= 0:
+		return fmt.Errorf("%s: params.max_doc_tokens: required for %s: a party's ledger counts privacy per document, and documents are clipped to this many tokens, which bounds what one document costs. Set it, for example max_doc_tokens: %d (fedtopic simulate's default)", path, alg, defaultLen)
+	case unit != "" && unit != "document":
+		return fmt.Errorf("%s: params.unit: %q: a party's ledger counts privacy per document; leave unit out (the cost at the method's own unit is recorded beside it)", path, unit)
+	}
+	return nil
+}
+
 // adldaMethod is approximate distributed LDA, the non-private baseline.
 func adldaMethod() *method {
 	return &method{
