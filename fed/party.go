@@ -13,6 +13,7 @@ import (
 
 	"math/rand/v2"
 
+	"github.com/fedtopic/fedtopic/fed/secagg"
 	"github.com/fedtopic/fedtopic/privacy"
 )
 
@@ -93,6 +94,7 @@ type Party struct {
 	index   int       // the party's index in the federation
 	parties int       // the federation's size
 	secure  *securePart
+	noise   *secagg.Noise // the share of distributed noise, built once
 }
 
 // NewParty returns a party that reaches the coordinator through conn. The

@@ -132,9 +132,12 @@ func (p *Party) learnSum(ctx context.Context, task *Task, sl SumLearner) (fresh 
 		if src == nil {
 			src = rng.Secure()
 		}
-		if err := secagg.AddNoise(vec, spec.Sigma, p.cfg.SecureAggregation.Threshold, src); err != nil {
-			return false, nil, fmt.Errorf("fed: party %s: round %d: %w", p.cfg.ID, task.Round, err)
+		if t := p.cfg.SecureAggregation.Threshold; !p.noise.For(spec.Sigma, t) {
+			if p.noise, err = secagg.NewNoise(spec.Sigma, t); err != nil {
+				return false, nil, fmt.Errorf("fed: party %s: round %d: %w", p.cfg.ID, task.Round, err)
+			}
 		}
+		p.noise.Add(vec, src)
 		spent = append(slices.Clone(spent), noiseEvent(spec))
 	}
 	if err := p.charge(ctx, task.Round, spent); err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -109,4 +110,31 @@ func contains(s []int, v int) bool {
 		}
 	}
 	return false
+}
+
+// BenchmarkAddNoise times one party's share of distributed noise on a
+// PC-TD-sized vector (V = 440, K = 10): the sampler's construction is most
+// of the cost when it is built for every round.
+func BenchmarkAddNoise(b *testing.B) {
+	x := make([]int64, 4400)
+	r := rand.New(rand.NewPCG(1, 2))
+	for b.Loop() {
+		if err := AddNoise(x, 3000, 3, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkNoiseAdd is BenchmarkAddNoise with the sampler built once, as a
+// party keeps it across rounds.
+func BenchmarkNoiseAdd(b *testing.B) {
+	x := make([]int64, 4400)
+	r := rand.New(rand.NewPCG(1, 2))
+	n, err := NewNoise(3000, 3)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		n.Add(x, r)
+	}
 }

@@ -39,18 +39,48 @@ func PartySigma(sigma float64, threshold int) (float64, error) {
 // for it (several σ/√t above the data's own bound), or the party refuses
 // the noisy vector with ErrOverflow.
 func AddNoise(x []int64, sigma float64, threshold int, r *rand.Rand) error {
-	s, err := PartySigma(sigma, threshold)
+	n, err := NewNoise(sigma, threshold)
 	if err != nil {
 		return err
 	}
+	n.Add(x, r)
+	return nil
+}
+
+// Noise draws one party's share of distributed noise, as AddNoise does.
+// Building its sampler takes milliseconds, drawing from it microseconds: a
+// party that adds noise every round builds one Noise and keeps it.
+type Noise struct {
+	sigma     float64
+	threshold int
+	g         *privacy.DiscreteGaussian
+}
+
+// NewNoise returns the sampler of a party's share for total noise σ (in
+// grid steps) carried by the sum of at least threshold parties.
+func NewNoise(sigma float64, threshold int) (*Noise, error) {
+	s, err := PartySigma(sigma, threshold)
+	if err != nil {
+		return nil, err
+	}
 	g, err := privacy.NewDiscreteGaussian(s)
 	if err != nil {
-		return fmt.Errorf("secagg: noise: %w", err)
+		return nil, fmt.Errorf("secagg: noise: %w", err)
 	}
+	return &Noise{sigma: sigma, threshold: threshold, g: g}, nil
+}
+
+// For reports whether n is the share for σ and threshold.
+func (n *Noise) For(sigma float64, threshold int) bool {
+	return n != nil && n.sigma == sigma && n.threshold == threshold
+}
+
+// Add adds to every value of x an independent draw of the share, read
+// from r.
+func (n *Noise) Add(x []int64, r *rand.Rand) {
 	noise := make([]int64, len(x))
-	g.Fill(r, noise)
+	n.g.Fill(r, noise)
 	for i, z := range noise {
 		x[i] += z
 	}
-	return nil
 }
