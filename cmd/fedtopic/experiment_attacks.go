@@ -843,19 +843,30 @@ func releaseCases() []releaseCase {
 }
 
 func ftmRelease(seed uint64, noiseOff bool, docs [][]int32) (*topic.Model, error) {
-	s, err := setupVocab(seed, 1, map[string]any{"topics": []int{3}, "local_iterations": 2, "no_noise": noiseOff}, canaryVocab())
+	return oneParty(ftm.Algorithm, seed, map[string]any{"topics": []int{3}, "local_iterations": 2, "no_noise": noiseOff}, docs)
+}
+
+// oneParty is alg's release when one party holds docs: the party learns
+// one round from the coordinator's first broadcast, and the coordinator's
+// model after it.
+func oneParty(alg fed.Algorithm, seed uint64, params map[string]any, docs [][]int32) (*topic.Model, error) {
+	s, err := setupVocab(seed, 1, params, canaryVocab())
 	if err != nil {
 		return nil, err
 	}
-	l, err := ftm.NewLearner(s, 0, toCorpusV(docs, canaryV))
+	l, err := alg.NewLearner(s, 0, toCorpusV(docs, canaryV))
 	if err != nil {
 		return nil, err
 	}
-	a, err := ftm.NewAggregator(s)
+	a, err := alg.NewAggregator(s)
 	if err != nil {
 		return nil, err
 	}
-	return learnModel(l, a)
+	m, ok := a.(modelAggregator)
+	if !ok {
+		return nil, fmt.Errorf("%s: the aggregator has no model", alg.Name)
+	}
+	return learnModel(l, m)
 }
 
 func pctdRelease(variant string) releaser {
@@ -864,19 +875,7 @@ func pctdRelease(variant string) releaser {
 		if variant == pctd.VariantUnit {
 			params["sigma"] = 0.25
 		}
-		s, err := setupVocab(seed, 1, params, canaryVocab())
-		if err != nil {
-			return nil, err
-		}
-		l, err := pctd.NewLearner(s, 0, toCorpusV(docs, canaryV))
-		if err != nil {
-			return nil, err
-		}
-		a, err := pctd.NewAggregator(s)
-		if err != nil {
-			return nil, err
-		}
-		return learnModel(l, a)
+		return oneParty(pctd.Algorithm, seed, params, docs)
 	}
 }
 
@@ -886,19 +885,7 @@ func fedldaRelease(mech string) releaser {
 		if noiseOff {
 			m = fedlda.MechanismNone
 		}
-		s, err := setupVocab(seed, 1, fedldaParams(m), canaryVocab())
-		if err != nil {
-			return nil, err
-		}
-		l, err := fedlda.NewLearner(s, 0, toCorpusV(docs, canaryV))
-		if err != nil {
-			return nil, err
-		}
-		a, err := fedlda.NewAggregator(s)
-		if err != nil {
-			return nil, err
-		}
-		return learnModel(l, a)
+		return oneParty(fedlda.Algorithm, seed, fedldaParams(m), docs)
 	}
 }
 
