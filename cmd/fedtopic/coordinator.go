@@ -539,6 +539,44 @@ func printWait(w io.Writer, phase string) func(fed.Waiting) {
 	}
 }
 
+// endingPhase serves the vocabulary round and tells a party that asks for
+// the training run that follows it (next) to retry: a party that collects
+// the vocabulary first joins the training run while the coordinator still
+// waits for the others to collect it, and must not take the round's
+// answer, an unknown run, as the end of its run.
+type endingPhase struct {
+	fed.Service
+	next string
+}
+
+func (s endingPhase) early(run string) error {
+	if run != s.next {
+		return nil
+	}
+	return fmt.Errorf("coordinator: run %s starts when the vocabulary round ends: %w", run, fed.ErrUnavailable)
+}
+
+func (s endingPhase) Join(ctx context.Context, req *fed.JoinRequest) (*fed.JoinReply, error) {
+	if err := s.early(req.Run); err != nil {
+		return nil, err
+	}
+	return s.Service.Join(ctx, req)
+}
+
+func (s endingPhase) Next(ctx context.Context, req *fed.TaskRequest) (*fed.Task, error) {
+	if err := s.early(req.Run); err != nil {
+		return nil, err
+	}
+	return s.Service.Next(ctx, req)
+}
+
+func (s endingPhase) Submit(ctx context.Context, req *fed.Submission) (*fed.Receipt, error) {
+	if err := s.early(req.Run); err != nil {
+		return nil, err
+	}
+	return s.Service.Submit(ctx, req)
+}
+
 // coordinatorVocabulary returns the shared vocabulary: the configured file,
 // the result of an earlier vocabulary round in the state directory, or a
 // new private vocabulary round. prior holds the round's record.
@@ -588,7 +626,7 @@ func coordinatorVocabulary(ctx context.Context, e *env, cfg *coordinatorConfig, 
 	if err != nil {
 		return nil, nil, err
 	}
-	srv, err := serve(cfg, coord, val)
+	srv, err := serve(cfg, endingPhase{Service: coord, next: cfg.Run}, val)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -48,6 +50,7 @@ type deployment struct {
 	dir, bin, addr string
 	rounds         int
 	algo           deployAlgo
+	procs          []*proc // started, in order
 }
 
 // deployAlgo is what a deployment runs.
@@ -169,12 +172,14 @@ type proc struct {
 	out  strings.Builder
 	seen chan string // lines of output, for waiting on progress
 	done chan error
+	all  *[]*proc // every process of the deployment, for a failure's report
 }
 
 // start runs the binary with args in the deployment's directory.
 func (d *deployment) start(t *testing.T, name string, env []string, args ...string) *proc {
 	t.Helper()
-	p := &proc{name: name, cmd: exec.Command(d.bin, args...), seen: make(chan string, 1024), done: make(chan error, 1)}
+	p := &proc{name: name, cmd: exec.Command(d.bin, args...), seen: make(chan string, 1024), done: make(chan error, 1), all: &d.procs}
+	d.procs = append(d.procs, p)
 	p.cmd.Dir = d.dir
 	p.cmd.Env = append(os.Environ(), env...)
 	stdout, err := p.cmd.StdoutPipe()
@@ -221,6 +226,17 @@ func (p *proc) output() string {
 	return p.out.String()
 }
 
+// others returns the output of the deployment's other processes.
+func (p *proc) others() string {
+	var b strings.Builder
+	for _, o := range *p.all {
+		if o != p {
+			fmt.Fprintf(&b, "\noutput of %s:\n%s", o.name, o.output())
+		}
+	}
+	return b.String()
+}
+
 // wait waits for the process to end, at most timeout.
 func (p *proc) wait(t *testing.T, timeout time.Duration) error {
 	t.Helper()
@@ -229,7 +245,7 @@ func (p *proc) wait(t *testing.T, timeout time.Duration) error {
 		p.done <- err
 		return err
 	case <-time.After(timeout):
-		t.Fatalf("%s did not finish within %v; output:\n%s", p.name, timeout, p.output())
+		t.Fatalf("%s did not finish within %v; output:\n%s%s", p.name, timeout, p.output(), p.others())
 		return nil
 	}
 }
@@ -245,7 +261,7 @@ func (p *proc) waitFor(t *testing.T, s string, timeout time.Duration) {
 				return
 			}
 		case <-deadline:
-			t.Fatalf("%s did not print %q within %v; output:\n%s", p.name, s, timeout, p.output())
+			t.Fatalf("%s did not print %q within %v; output:\n%s%s", p.name, s, timeout, p.output(), p.others())
 		}
 	}
 }
@@ -472,5 +488,58 @@ func TestCoordinatorConfigSecureAggregation(t *testing.T) {
 	}
 	if got := transportLimits(val, nil, agg, 4).MaxUpdateSize(); got != val.MaxUpdateSize() {
 		t.Errorf("limit without secure aggregation %d; want the validator's %d", got, val.MaxUpdateSize())
+	}
+}
+
+// countingService counts the calls that reach it.
+type countingService struct{ calls int }
+
+func (s *countingService) Join(context.Context, *fed.JoinRequest) (*fed.JoinReply, error) {
+	s.calls++
+	return &fed.JoinReply{}, nil
+}
+
+func (s *countingService) Next(context.Context, *fed.TaskRequest) (*fed.Task, error) {
+	s.calls++
+	return &fed.Task{}, nil
+}
+
+func (s *countingService) Submit(context.Context, *fed.Submission) (*fed.Receipt, error) {
+	s.calls++
+	return &fed.Receipt{}, nil
+}
+
+func (s *countingService) Traffic(string, int, int, int) {}
+
+// TestEndingPhase checks that while the vocabulary round is served, a party
+// asking for the training run is told to retry (an error the party retries
+// on) and the round's own calls go through: a party that collected the
+// vocabulary first once ended its run on an unknown run.
+func TestEndingPhase(t *testing.T) {
+	inner := &countingService{}
+	s := endingPhase{Service: inner, next: "demo"}
+	ctx := context.Background()
+	_, errJoin := s.Join(ctx, &fed.JoinRequest{Run: "demo", Party: "p1"})
+	_, errNext := s.Next(ctx, &fed.TaskRequest{Run: "demo", Party: "p1"})
+	_, errSubmit := s.Submit(ctx, &fed.Submission{Run: "demo", Party: "p1"})
+	for _, err := range []error{errJoin, errNext, errSubmit} {
+		if !errors.Is(err, fed.ErrUnavailable) {
+			t.Errorf("call for the training run: %v; want %v", err, fed.ErrUnavailable)
+		}
+	}
+	if inner.calls != 0 {
+		t.Errorf("%d calls for the training run reached the vocabulary round", inner.calls)
+	}
+	if _, err := s.Join(ctx, &fed.JoinRequest{Run: "demo-vocabulary", Party: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Next(ctx, &fed.TaskRequest{Run: "demo-vocabulary", Party: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Submit(ctx, &fed.Submission{Run: "demo-vocabulary", Party: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	if inner.calls != 3 {
+		t.Errorf("%d of the vocabulary round's 3 calls reached it", inner.calls)
 	}
 }
