@@ -59,6 +59,10 @@ const (
 	MechanismRRP = "rrp"
 	// MechanismPartitionSelection is the private vocabulary round: (ε, δ)-DP.
 	MechanismPartitionSelection = "partition-selection"
+	// MechanismExponential is the exponential mechanism (McSherry and
+	// Talwar 2007) with a utility of the given Sensitivity per unit, as in
+	// the private quantile (Quantile): pure ε-DP.
+	MechanismExponential = "exponential"
 	// MechanismApproxDP is a release whose cost is given directly as
 	// (ε, δ), composed by basic composition.
 	MechanismApproxDP = "epsilon-delta"
@@ -91,7 +95,7 @@ func (e Event) Validate() error {
 		}
 	}
 	switch e.Mechanism {
-	case MechanismLaplace, MechanismThresholdedLaplace, MechanismKRR, MechanismTruncatedKRR:
+	case MechanismLaplace, MechanismThresholdedLaplace, MechanismKRR, MechanismTruncatedKRR, MechanismExponential:
 		needEps()
 	case MechanismRRP, MechanismPartitionSelection, MechanismApproxDP:
 		needEps()
