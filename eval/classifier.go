@@ -20,6 +20,9 @@ type Classifier interface {
 	// for every class of every row (probabilities for logistic regression,
 	// decision values for the SVM).
 	Scores(x []float64) []float64
+	// Classes returns the sorted class labels the classifier was trained
+	// on, the columns of Scores.
+	Classes() []int
 }
 
 // linear is a multi-class linear model: class c's score for x is

@@ -3,9 +3,7 @@ package eval
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
-	"sort"
 )
 
 // Accuracy returns the fraction of positions where yPred equals yTrue.
@@ -77,50 +75,6 @@ func ratio(a, b int) float64 {
 		return 0
 	}
 	return float64(a) / float64(b)
-}
-
-// ROCAUC returns the area under the ROC curve for two classes: the
-// probability that a random positive scores higher than a random negative,
-// ties counting one half (the Mann–Whitney U statistic with mid-ranks).
-// positive[i] is the true class of item i and score[i] its score for the
-// positive class; both classes must occur and scores must not be NaN.
-func ROCAUC(positive []bool, score []float64) (float64, error) {
-	if len(positive) != len(score) {
-		return 0, fmt.Errorf("eval: ROC AUC: %d labels and %d scores", len(positive), len(score))
-	}
-	npos := 0
-	for i, s := range score {
-		if math.IsNaN(s) {
-			return 0, fmt.Errorf("eval: ROC AUC: score %d is NaN", i)
-		}
-		if positive[i] {
-			npos++
-		}
-	}
-	nneg := len(score) - npos
-	if npos == 0 || nneg == 0 {
-		return 0, fmt.Errorf("eval: ROC AUC: need both classes, got %d positive and %d negative", npos, nneg)
-	}
-	order := make([]int, len(score))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return score[order[a]] < score[order[b]] })
-	rankSum := 0.0 // sum of the positives' 1-based mid-ranks
-	for i := 0; i < len(order); {
-		j := i
-		pos := 0
-		for j < len(order) && score[order[j]] == score[order[i]] {
-			if positive[order[j]] {
-				pos++
-			}
-			j++
-		}
-		rankSum += float64(pos) * float64(i+1+j) / 2 // mid-rank of ranks i+1..j
-		i = j
-	}
-	u := rankSum - float64(npos)*float64(npos+1)/2
-	return u / (float64(npos) * float64(nneg)), nil
 }
 
 // checkLabels checks that two label slices are non-empty and equally long.

@@ -32,30 +32,6 @@ func TestClassificationHandComputed(t *testing.T) {
 	}
 }
 
-func TestROCAUC(t *testing.T) {
-	tests := []struct {
-		name     string
-		positive []bool
-		score    []float64
-		want     float64
-	}{
-		// Pairs (positive, negative): (0.9, 0.9) tie ½, (0.9, 0.1) 1,
-		// (0.3, 0.9) 0, (0.3, 0.1) 1 → 2.5/4.
-		{name: "tie", positive: []bool{true, false, true, false}, score: []float64{0.9, 0.9, 0.3, 0.1}, want: 0.625},
-		{name: "perfect", positive: []bool{false, true, false, true}, score: []float64{1, 2, 0, 3}, want: 1},
-		{name: "inverted", positive: []bool{true, false}, score: []float64{0, 1}, want: 0},
-		{name: "all tied", positive: []bool{true, false, false}, score: []float64{1, 1, 1}, want: 0.5},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := ROCAUC(tt.positive, tt.score)
-			if err != nil || got != tt.want {
-				t.Errorf("ROCAUC(%v, %v) = %v, %v; want %v, nil", tt.positive, tt.score, got, err, tt.want)
-			}
-		})
-	}
-}
-
 func TestClassificationErrors(t *testing.T) {
 	tests := []struct {
 		name string
