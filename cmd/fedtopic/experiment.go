@@ -327,6 +327,6 @@ The corpus is the WordNet glosses (python3 bench/wordnet_glosses.py > FILE,
 from Debian's wordnet-base) or any labelled JSONL corpus. Held-out
 likelihood is document-completion (docs/experiments.md).`,
 	}
-	cmd.AddCommand(newE1Cmd(e), newE2Cmd(e), newE3Cmd(e), newE4Cmd(e), newE5Cmd(e), newE6Cmd(e), newE7Cmd(e), newDevCmd(e), newAttacksCmd(e), newCompareCmd(e))
+	cmd.AddCommand(newE1Cmd(e), newE2Cmd(e), newE3Cmd(e), newE4Cmd(e), newE5Cmd(e), newE6Cmd(e), newE7Cmd(e), newE8Cmd(e), newDevCmd(e), newAttacksCmd(e), newCompareCmd(e))
 	return cmd
 }
