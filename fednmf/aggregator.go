@@ -120,8 +120,18 @@ func (a *Aggregator) Aggregate(round int, updates []fed.Update) (fed.Step, error
 		return fed.Step{}, fmt.Errorf("fednmf: aggregate round %d, but round %d is open", round, a.round)
 	}
 	n := a.sh.n()
-	sum := make([]float64, n)
-	var weight float64
+	// Without DP the deltas are summed exactly on the grid of step 2^−32
+	// that secure aggregation uses (secure.go), so that a run under it
+	// gives this one's model bit for bit.
+	var sum []float64
+	var acc []int64
+	if a.cfg.DP() {
+		sum = make([]float64, n)
+	} else {
+		acc = make([]int64, n)
+	}
+	var weight int64
+	limit := plainLimit(len(a.parties))
 	for _, u := range updates {
 		if u.Party < 0 || u.Party >= len(a.sel) {
 			return fed.Step{}, fmt.Errorf("fednmf: round %d: update from party index %d outside the federation", round, u.Party)
@@ -138,36 +148,45 @@ func (a *Aggregator) Aggregate(round int, updates []fed.Update) (fed.Step, error
 		case !a.sel[u.Party]:
 			return fed.Step{}, fmt.Errorf("fednmf: round %d: party %s was not sampled but sent an update", round, u.ID)
 		}
-		w := 1.0
 		if !a.cfg.DP() {
-			w = float64(up.docs)
-		} else if norm := clipTo(up.delta, a.cfg.Clip); norm > a.cfg.Clip*(1+1e-9) {
+			if j, ok := accumulate(acc, up.docs, up.delta, limit); !ok {
+				return fed.Step{}, fmt.Errorf("fednmf: round %d: party %s: entry %d of the update times the party's document count is too large to sum exactly (the local SGD diverged)", round, u.ID, j)
+			}
+			weight += int64(up.docs)
+			continue
+		}
+		if norm := clipTo(up.delta, a.cfg.Clip); norm > a.cfg.Clip*(1+1e-9) {
 			return fed.Step{}, fmt.Errorf("fednmf: round %d: party %s: update of norm above the clip S = %v", round, u.ID, a.cfg.Clip)
 		}
-		weight += w
+		weight++
 		for i, d := range up.delta {
-			sum[i] += w * d
+			sum[i] += d
 		}
 	}
-	var st fed.Step
 	switch {
 	case a.cfg.DP():
 		a.noisyMean(round, sum)
 		ev, _ := a.cfg.RoundEvent(UnitClient)
-		st.Spent = []privacy.Event{ev}
-		a.opt.step(a.x, sum)
+		return a.advance(round, sum, []privacy.Event{ev})
 	case weight > 0:
-		for i := range sum {
-			sum[i] /= weight
-		}
-		a.opt.step(a.x, sum)
+		return a.advance(round, gridMean(acc, weight), nil)
+	}
+	return a.advance(round, nil, nil)
+}
+
+// advance applies round's pseudo-gradient delta (nil: no client's update
+// arrived) with the server optimizer and returns the next round's
+// broadcast, or the final model after the last round, with the
+// coordinator's releases spent.
+func (a *Aggregator) advance(round int, delta []float64, spent []privacy.Event) (fed.Step, error) {
+	if delta != nil {
+		a.opt.step(a.x, delta)
 	}
 	if round >= a.cfg.Rounds {
-		st.Payload, st.Done = encodeFinal(a.sh, a.x[:a.sh.v*a.sh.k]), true
-		return st, nil
+		return fed.Step{Payload: encodeFinal(a.sh, a.x[:a.sh.v*a.sh.k]), Spent: spent, Done: true}, nil
 	}
 	next := a.open(round + 1)
-	next.Spent = st.Spent
+	next.Spent = spent
 	return next, nil
 }
 

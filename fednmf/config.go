@@ -108,6 +108,11 @@ type Config struct {
 	// SecureNoise draws the coordinator's noise from keys read from
 	// crypto/rand instead of the setup's seed (production runs).
 	SecureNoise bool `json:"secure_noise,omitempty"`
+	// SecureThreshold is t when the run uses secure aggregation of
+	// threshold t (the same t as the engine's secure_aggregation); 0
+	// otherwise. With DP-FedAvg it makes the noise distributed and is then
+	// required under secure aggregation (secure.go).
+	SecureThreshold int `json:"secure_threshold,omitempty"`
 }
 
 // ParseConfig decodes and validates JSON parameters; empty means defaults.
@@ -183,6 +188,9 @@ func (c Config) Validate() error {
 	}
 	if (c.Clip > 0) != (c.NoiseMultiplier > 0) {
 		bad("clip = %v and noise_multiplier = %v: DP-FedAvg needs both (or neither, for no privacy)", c.Clip, c.NoiseMultiplier)
+	}
+	if len(errs) == 0 {
+		errs = append(errs, c.validateSecure()...)
 	}
 	return errors.Join(errs...)
 }

@@ -20,13 +20,17 @@ const (
 // plus N(0, (z·S)²) on every entry — a Gaussian mechanism of sensitivity S
 // and σ = z·S (adding or removing one client moves the sum by at most S),
 // applied to a Poisson sample of rate C of the clients
-// (MechanismSubsampledGaussian; MechanismGaussian when C = 1). ok is false
-// without DP.
+// (MechanismSubsampledGaussian; MechanismGaussian when C = 1). With
+// distributed noise under secure aggregation it is the discrete Gaussian
+// the engine charges instead (secure.go). ok is false without DP.
 func (c Config) RoundEvent(unit string) (ev privacy.Event, ok bool) {
 	if !c.DP() {
 		return privacy.Event{}, false
 	}
 	c = c.WithDefaults()
+	if c.distributed() {
+		return c.distributedEvent(unit), true
+	}
 	ev = privacy.Event{Mechanism: privacy.MechanismGaussian, Sigma: c.NoiseMultiplier * c.Clip, Sensitivity: c.Clip, Unit: unit, Count: 1}
 	if c.ClientFraction < 1 {
 		ev.Mechanism, ev.SamplingRate = privacy.MechanismSubsampledGaussian, c.ClientFraction

@@ -29,6 +29,7 @@ type Learner struct {
 	sh    shape
 	c     *client
 	ready bool // H has been fitted to a W
+	n     int  // parties in the federation
 }
 
 // NewLearner returns party's half for its documents docs, whose word ids
@@ -52,7 +53,7 @@ func NewLearner(s fed.Setup, party int, docs *corpus.Corpus) (*Learner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fednmf: party %s: %w", s.Parties[party], err)
 	}
-	return &Learner{cfg: cfg, id: s.Parties[party], seed: s.Seed, sh: shapeOf(cfg, len(s.Vocab)), c: newClient(cfg, a)}, nil
+	return &Learner{cfg: cfg, id: s.Parties[party], seed: s.Seed, sh: shapeOf(cfg, len(s.Vocab)), c: newClient(cfg, a), n: len(s.Parties)}, nil
 }
 
 func shapeOf(cfg Config, v int) shape {
@@ -74,8 +75,18 @@ func (l *Learner) Plan(round int) ([]privacy.Event, error) {
 	return nil, nil
 }
 
-// Learn implements fed.Learner.
+// Learn implements fed.Learner. With distributed noise (DP-FedAvg and
+// secure_threshold) it refuses: the party's share of the noise must not
+// leave it without secure aggregation.
 func (l *Learner) Learn(round int, b []byte) (fed.Step, error) {
+	if l.cfg.distributed() {
+		return fed.Step{}, fmt.Errorf("fednmf: party %s: round %d: %w", l.id, round, errClearDistributed(l.cfg))
+	}
+	return l.learn(round, b)
+}
+
+// learn is one round of the client: the update and its events.
+func (l *Learner) learn(round int, b []byte) (fed.Step, error) {
 	spent, _ := l.Plan(round)
 	msg, err := decodeBroadcast(b, l.sh)
 	if err != nil {
