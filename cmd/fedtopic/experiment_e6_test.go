@@ -39,10 +39,15 @@ func TestExperimentE6(t *testing.T) {
 			sweeps++
 		case l["part"] == "classification":
 			classified++
-			for _, key := range []string{"logistic_macro_f1", "logistic_macro_recall", "svm_accuracy"} {
+			for _, key := range []string{"logistic_macro_f1", "logistic_macro_recall", "svm_accuracy", "logistic_macro_auc", "svm_macro_auc"} {
 				if v, ok := l[key].(float64); !ok || v < 0 || v > 1 {
 					t.Errorf("classification line %v: %s = %v; want a number in [0, 1]", l, key, l[key])
 				}
+			}
+			// Every word group is a label, and the classifiers' test
+			// documents hold all of them.
+			if l["auc_classes"] != float64(len(wordGroups)) {
+				t.Errorf("classification line %v: auc_classes = %v; want %d", l, l["auc_classes"], len(wordGroups))
 			}
 		default:
 			t.Errorf("unexpected line %v", l)
