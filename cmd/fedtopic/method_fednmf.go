@@ -58,6 +58,17 @@ func (f *fednmfFlags) config(s simSettings) (fednmf.Config, error) {
 	cfg.ClientFraction, cfg.ServerOpt, cfg.ServerLR = f.fraction, f.serverOpt, f.serverLR
 	cfg.MILambda, cfg.LocalEpochs, cfg.Batch, cfg.LR = f.lambda, f.epochs, f.batch, f.lr
 	cfg.Features, cfg.Clip, cfg.NoiseMultiplier = f.features, f.clip, f.z
+	if on, _ := s.cmd.Flags().GetBool("secure-aggregation"); on {
+		// Under secure aggregation DP-FedAvg's noise is distributed: each
+		// party adds its share for t survivors (fednmf/secure.go).
+		cfg.SecureThreshold = s.parties
+		if t, _ := s.cmd.Flags().GetInt("threshold"); s.changed("threshold") {
+			cfg.SecureThreshold = t
+		}
+		if n := s.parties; !cfg.DP() && cfg.SampleSize(n) < 2 {
+			return cfg, usagef("--secure-aggregation: --client-fraction %g samples one of the %d parties a round, whose update the coordinator (which chose it) would learn whole: sample at least 2 (--client-fraction ≥ %.3g), or add DP-FedAvg's noise (--clip, --noise-multiplier)", cfg.WithDefaults().ClientFraction, n, 2/float64(n))
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, usageError{err}
 	}
@@ -75,7 +86,8 @@ func fednmfMethod() *method {
 		alg: fednmf.Algorithm,
 		summary: "fednmf (FedNMF, Si et al. 2022: each round a fraction --client-fraction of the parties runs --local-epochs of mini-batch SGD on NMF, " +
 			"with --mi-lambda a mutual-information critic (FedNMF+MI), and sends the change of W; the coordinator aggregates by --server-opt " +
-			"fedavg, fedadagrad, fedyogi or fedadam; not private unless --clip and --noise-multiplier turn on DP-FedAvg)",
+			"fedavg, fedadagrad, fedyogi or fedadam; not private unless --clip and --noise-multiplier turn on DP-FedAvg, whose noise " +
+			"--secure-aggregation makes distributed)",
 		rounds: fednmf.DefaultRounds,
 		maxK:   fednmf.MaxTopics,
 		flags:  f.register,
@@ -95,6 +107,9 @@ func fednmfMethod() *method {
 			if ev == nil {
 				return nil, nil
 			}
+			if cfg.SecureThreshold > 0 {
+				return []costPart{{release: fmt.Sprintf("DP-FedAvg's sums with distributed noise (charged for %d survivors)", cfg.SecureThreshold), events: ev, knobs: []string{knobs("rounds"), knobs("noise-multiplier")}}}, nil
+			}
 			return []costPart{{release: "DP-FedAvg's noised aggregates", events: ev, knobs: []string{knobs("rounds"), knobs("client-fraction")}}}, nil
 		},
 		statement: func(st *fed.Statement, params json.RawMessage, _ int) { fednmfStatement(st, parse(params)) },
@@ -112,7 +127,13 @@ func fednmfStatement(st *fed.Statement, cfg fednmf.Config) {
 	if cfg.MILambda > 0 {
 		what = "W and the critic θ"
 	}
+	t := cfg.SecureThreshold
 	if !cfg.DP() {
+		if t > 0 {
+			st.Released = append(st.Released, fmt.Sprintf("to the coordinator, every round, only the sum over the surviving parties (at least %d, secure aggregation) of N_i times the change of %s on a grid of step 2^-%d and of N_i, zero for the parties not sampled: the sum of the sampled survivors' updates, which the coordinator knows, having sampled them (FedNMF is not private)", t, what, fednmf.SecureFracBits))
+			st.Notes = append(st.Notes, "FedNMF without --clip and --noise-multiplier carries no privacy guarantee: secure aggregation hides a sampled party's update only among the other sampled parties that survive the round, and the model is an exact function of the documents.")
+			return
+		}
 		st.Released = append(st.Released, fmt.Sprintf("the change of %s computed on every sampled party's documents, exactly, with its document count, in every round it is sampled (FedNMF is not private)", what))
 		st.Notes = append(st.Notes, "FedNMF without --clip and --noise-multiplier carries no privacy guarantee: its updates are functions of the raw documents, sent without noise.")
 		return
@@ -120,6 +141,16 @@ func fednmfStatement(st *fed.Statement, cfg fednmf.Config) {
 	if st.Unit == "" {
 		st.Unit = fednmf.UnitDocument
 		st.Neighbouring = "one party (client) gains or loses any of its documents; a guarantee for a whole client holds for each of its documents"
+	}
+	if t > 0 {
+		sigma := cfg.NoiseMultiplier * cfg.Clip
+		st.Released = append(st.Released,
+			fmt.Sprintf("to anyone, the coordinator included, every round: only the sum over the surviving parties (at least %d, secure aggregation) of the change of %s clipped to L2 norm S = %g (zero for a party not sampled, each sampled with probability C = %g), plus each party's share of distributed noise, a discrete Gaussian of standard deviation σ/√%d on every entry, so that the sum carries at least σ = z·S = %g·%g = %g", t, what, cfg.Clip, cfg.ClientFraction, t, cfg.NoiseMultiplier, cfg.Clip, sigma))
+		st.Notes = append(st.Notes,
+			"DP-FedAvg is an addition to FedNMF (the paper has no privacy); its unit is a whole party (client): the ε per document is the same as per client, not smaller",
+			fmt.Sprintf("distributed noise: each party is charged for the worst case it accepted, exactly %d survivors, whose sum carries σ = %g: per round a discrete Gaussian release of sensitivity S = %g per client, composed by RDP over the rounds, every party every round, without amplification by sampling (the coordinator chose the sample)", t, sigma, cfg.Clip),
+			"not protected: the number of parties")
+		return
 	}
 	st.Released = append(st.Released,
 		fmt.Sprintf("to the coordinator only: the change of %s of every sampled party, clipped to L2 norm S = %g (no noise: the coordinator is trusted with it)", what, cfg.Clip),

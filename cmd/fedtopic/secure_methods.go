@@ -9,7 +9,7 @@ import (
 // which can run under secure aggregation: their halves implement
 // fed.SumLearner and fed.SumAggregator (TestSecureMethodsDeclareSums keeps
 // the list honest).
-func secureMethodNames() []string { return []string{"adlda", "fedlda", "pctd"} }
+func secureMethodNames() []string { return []string{"adlda", "fedlda", "fednmf", "pctd"} }
 
 // checkSecureMethod refuses --secure-aggregation for a method whose update
 // is not a vector of sums.
