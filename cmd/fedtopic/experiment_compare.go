@@ -18,11 +18,13 @@ import (
 
 	"github.com/fedtopic/fedtopic/corpus"
 	"github.com/fedtopic/fedtopic/eval"
+	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/fedlda"
 	"github.com/fedtopic/fedtopic/fednmf"
 	"github.com/fedtopic/fedtopic/ftm"
 	"github.com/fedtopic/fedtopic/internal/rng"
 	"github.com/fedtopic/fedtopic/pctd"
+	"github.com/fedtopic/fedtopic/privacy"
 	"github.com/fedtopic/fedtopic/privacy/accountant"
 	"github.com/fedtopic/fedtopic/sim"
 	"github.com/fedtopic/fedtopic/topic"
@@ -39,6 +41,9 @@ type compareFlags struct {
 	epsilons    string
 	delta       float64
 	maxDocLen   int
+	clipEpsilon float64 // ε of the private quantile; 0: the default
+	clipQ       float64
+	clipMax     int
 	vocabFile   string
 	testFile    string
 	embeddings  string
@@ -83,6 +88,7 @@ type compareRun struct {
 	f         *compareFlags
 	dev       *corpus.Corpus // development documents, taken from each party's own
 	maxLen    int
+	clip      *privateClip // nil: --max-doc-length, fixed
 	emb       *eval.Embeddings
 	class     *classData
 	vocabDesc string
@@ -238,7 +244,8 @@ func (c *compareRun) calibrate(v compareVariant, meth *method, target float64, r
 		if len(parts) == 0 {
 			return calibrated{}, fmt.Errorf("%s makes no noised release at %s = %g", v.name, v.knob, x)
 		}
-		plan, err := newPrivacyPlan(c.f.delta, parts...)
+		// The clip's release comes first, as in the ledgers.
+		plan, err := newPrivacyPlan(c.f.delta, append(c.clipParts(), parts...)...)
 		if err != nil {
 			return calibrated{}, err
 		}
@@ -257,7 +264,9 @@ func (c *compareRun) calibrate(v compareVariant, meth *method, target float64, r
 	best, err := eval(safe)
 	if err != nil || !fits(best) {
 		reason := fmt.Sprintf("even at %s = %g the run costs more than ε = %g, δ = %g per document", v.knob, safe, target, c.f.delta)
-		if err != nil {
+		if c.clip != nil && c.clip.epsilon >= target {
+			reason = fmt.Sprintf("the clip length's private quantile alone costs ε = %g of the budget ε = %g: give --max-doc-length or a smaller --clip-epsilon", c.clip.epsilon, target)
+		} else if err != nil {
 			reason = err.Error()
 		} else if best.plan.total.Delta > c.f.delta {
 			reason = fmt.Sprintf("the run's δ = %.3g exceeds %.3g at any %s", best.plan.total.Delta, c.f.delta, v.knob)
@@ -362,6 +371,97 @@ func (c *compareRun) holdDev() error {
 	return nil
 }
 
+// Defaults of the private clip length.
+const (
+	// defaultClipQuantile is the share of documents the clip keeps whole.
+	defaultClipQuantile = 0.95
+	// defaultClipMax is the longest clip length the quantile may choose.
+	defaultClipMax = 1000
+	// clipRelease names the quantile's release in the parties' ledgers.
+	clipRelease = "clip length (private quantile of document lengths)"
+)
+
+// privateClip is the clip length compare chose from the data: each party's
+// private quantile of its training documents' lengths, and their lower
+// median.
+type privateClip struct {
+	q        float64
+	epsilon  float64
+	max      int
+	releases []int         // each party's released length, in party order
+	event    privacy.Event // what each party's release costs it, per document
+}
+
+// defaultClipEpsilon is the quantile's ε when --clip-epsilon is not given:
+// 0.1, or a tenth of the smallest finite target below 1, so that the clip
+// never takes more than a tenth of a budget.
+func defaultClipEpsilon(targets []float64) float64 {
+	eps := 0.1
+	for _, t := range targets {
+		if !math.IsInf(t, 1) {
+			eps = math.Min(eps, t/10)
+		}
+	}
+	return eps
+}
+
+// chooseClip sets the clip length: --max-doc-length when given (a fixed
+// public setting, free); otherwise each party releases the --clip-quantile
+// of its training documents' lengths by the exponential mechanism over
+// 1..--clip-max at ε = --clip-epsilon per document, and the clip is the
+// lower median of the releases. The median, not the maximum: a party whose
+// release is far off (a small party at a small ε is close to uniform over
+// the candidates) cannot move it alone when there are three parties or
+// more, and the lower of the two middle values, when the count is even,
+// costs every method less per document. Each release is charged to its
+// party's ledger and composed into every private model's cost.
+func (c *compareRun) chooseClip(targets []float64) error {
+	if c.f.maxDocLen > 0 {
+		c.maxLen = c.f.maxDocLen
+		return nil
+	}
+	eps := c.f.clipEpsilon
+	if eps == 0 {
+		eps = defaultClipEpsilon(targets)
+	}
+	m, err := privacy.NewQuantile(privacy.QuantileConfig{Epsilon: eps, Quantile: c.f.clipQ, Max: c.f.clipMax, Unit: "document"})
+	if err != nil {
+		return usagef("--clip-epsilon %v, --clip-quantile %v, --clip-max %d: %v", eps, c.f.clipQ, c.f.clipMax, err)
+	}
+	// compare is a simulation: the noise is seeded, as every party's in sim.
+	src := privacy.NewSeededSource(c.x.seed)
+	pc := &privateClip{q: c.f.clipQ, epsilon: eps, max: c.f.clipMax}
+	for i, p := range c.x.data.parts {
+		lengths := make([]int, p.NumDocs())
+		for d := range lengths {
+			lengths[d] = len(p.Doc(d))
+		}
+		l, ev, err := m.Release(src.Stream("compare", "clip", "party", i), lengths)
+		if err != nil {
+			return fmt.Errorf("experiment compare: party p%d: clip length: %w", i+1, err)
+		}
+		pc.releases, pc.event = append(pc.releases, l), ev
+	}
+	sorted := slices.Sorted(slices.Values(pc.releases))
+	c.maxLen, c.clip = sorted[(len(sorted)-1)/2], pc
+	var each []string
+	for i, l := range pc.releases {
+		each = append(each, fmt.Sprintf("p%d %d", i+1, l))
+	}
+	fmt.Fprintf(c.x.log, "compare: clip length %d tokens, the lower median of the parties' private %g-quantiles of their documents' lengths (%s), ε = %s per document out of every budget\n",
+		c.maxLen, pc.q, strings.Join(each, ", "), fmtEps(eps))
+	return nil
+}
+
+// clipParts is the private clip's part of every plan: nothing with a fixed
+// --max-doc-length.
+func (c *compareRun) clipParts() []costPart {
+	if c.clip == nil {
+		return nil
+	}
+	return []costPart{{release: "clip length", events: []privacy.Event{c.clip.event}, knobs: []string{"--clip-epsilon"}}}
+}
+
 // concatCorpora joins corpora over one vocabulary.
 func concatCorpora(cs []*corpus.Corpus) *corpus.Corpus {
 	out := &corpus.Corpus{V: cs[0].V, DocStart: []int{0}}
@@ -456,10 +556,29 @@ func (c *compareRun) bestLocal(ctx context.Context, docs *corpus.Corpus, grid []
 // runVariant runs one calibrated configuration through the code path
 // simulate uses (package sim with the method's params), with every party's
 // ledger capped at the budget, and measures its global model on the
-// development documents.
+// development documents. With a private clip and a budget, every party's
+// ledger is charged the clip's release first, and the run's record counts
+// it, so the spent (ε, δ) is the accountant's composition of both.
 func (c *compareRun) runVariant(ctx context.Context, meth *method, params json.RawMessage, budget accountant.Budget) (*sim.Result, float64, float64, error) {
 	d := c.x.data
 	sc := sim.Scenario{Algorithm: meth.alg, Params: params, Corpora: d.parts, Vocab: d.vocab, Seed: c.x.seed, Budget: budget}
+	if c.clip != nil && budget.Epsilon > 0 {
+		dir, err := os.MkdirTemp("", "fedtopic-compare-ledgers-")
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("experiment compare: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		prior := fed.RoundRecord{Committed: true}
+		for i := range d.parts {
+			id := fmt.Sprintf("p%d", i+1) // sim's default party ids
+			if err := chargeLedger(ctx, filepath.Join(dir, id+".ledger"), budget, c.clip.event); err != nil {
+				return nil, 0, 0, fmt.Errorf("experiment compare: party %s: %w", id, err)
+			}
+			prior.Replied = append(prior.Replied, id)
+			prior.Spent = append(prior.Spent, fed.PartySpend{Party: id, Events: []privacy.Event{c.clip.event}})
+		}
+		sc.LedgerDir, sc.Prior = dir, []fed.RoundRecord{prior}
+	}
 	start := time.Now()
 	res, err := sim.Run(ctx, sc)
 	if err != nil {
@@ -475,6 +594,17 @@ func (c *compareRun) runVariant(ctx context.Context, meth *method, params json.R
 		return nil, 0, 0, err
 	}
 	return res, dev, secs, nil
+}
+
+// chargeLedger creates the ledger at path with budget and charges it the
+// clip's release.
+func chargeLedger(ctx context.Context, path string, budget accountant.Budget, ev privacy.Event) error {
+	l, err := accountant.OpenLedger(path, budget)
+	if err != nil {
+		return err
+	}
+	err = l.Charge(ctx, clipRelease, []privacy.Event{ev})
+	return errors.Join(err, l.Close())
 }
 
 // spent adds a run's spend to line: the largest document-level (ε, δ) of
@@ -622,22 +752,33 @@ party's documents, never trained on. The number of rounds of a method
 (--rounds) and the parties' and pooled model's K (--party-topics) are
 chosen by development perplexity; the test documents only measure.
 
-Documents are clipped to --max-doc-length tokens for every private method
-(its privacy cost per document depends on it). The clip is a fixed public
-setting, not chosen from the data; the output states it and the share of
-documents it cuts.
+Documents are clipped to a length for every private method (its privacy
+cost per document depends on it). Without --max-doc-length, the length is
+chosen from the data privately: each party releases the --clip-quantile
+(0.95) of its training documents' lengths by the exponential mechanism
+over 1..--clip-max at ε = --clip-epsilon per document, and the clip is the
+lower median of the parties' releases. That ε is charged to every party's
+ledger and composed by the accountant into every private model's cost, so
+each method is calibrated to what is left of the budget and doc_epsilon
+includes it. --max-doc-length L fixes the clip instead, at no cost. The
+output prints the clip, each party's release and the share of documents
+the clip cuts.
 
 Every model uses one vocabulary (--vocab FILE, or the corpus's most
 frequent words, treated as public), so perplexities are comparable. DIR
 receives compare.jsonl, one JSON line per model: role (private, party or
 pooled), method, target_epsilon, doc_epsilon and doc_delta spent (the
-largest of any party; spent has every party's), the calibrated knob, the
-rounds, perplexity (held-out document completion), dev_perplexity, npmi,
-embedding_coherence (with --embeddings), diversity, logistic_macro_f1 and
-svm_macro_f1 (topic proportions as features, where the corpus has labels),
-seconds and bytes_per_party. A method that cannot meet a budget at any
-setting has a line with status unreachable and the reason. 'fedtopic
-report DIR' shows the privacy–utility frontier and a recommendation.`,
+largest of any party, the clip's quantile included; spent has every
+party's), the calibrated knob, the rounds, perplexity (held-out document
+completion), dev_perplexity, npmi, embedding_coherence (with
+--embeddings), diversity, logistic_macro_f1 and svm_macro_f1 (topic
+proportions as features, where the corpus has labels), seconds and
+bytes_per_party; a first setup line records the clip (clip, clip_source,
+and for a private clip clip_quantile, clip_epsilon, clip_max and
+clip_releases, each party's released length). A method that cannot meet a
+budget at any setting has a line with status unreachable and the reason.
+'fedtopic report DIR' shows the privacy–utility frontier and a
+recommendation.`,
 		Example: `  python3 bench/wordnet_glosses.py > wordnet.jsonl
   fedtopic experiment compare --corpus wordnet.jsonl --split labels:sizes=1,2,3 --topics 20 --doc-epsilon 1,4,10,inf --out compare
   fedtopic report compare --out compare/report.html`,
@@ -661,8 +802,20 @@ report DIR' shows the privacy–utility frontier and a recommendation.`,
 			if !(f.delta > 0 && f.delta < 1) {
 				return usagef("--delta %v: want a value in (0, 1)", f.delta)
 			}
-			if f.maxDocLen < 1 {
-				return usagef("--max-doc-length %d: want at least 1: every private method's cost per document grows with it", f.maxDocLen)
+			if cmd.Flags().Changed("max-doc-length") && f.maxDocLen < 1 {
+				return usagef("--max-doc-length %d: want at least 1: every private method's cost per document grows with it (leave it out to choose it privately)", f.maxDocLen)
+			}
+			if f.maxDocLen > 0 && (cmd.Flags().Changed("clip-epsilon") || cmd.Flags().Changed("clip-quantile") || cmd.Flags().Changed("clip-max")) {
+				return usagef("--clip-epsilon, --clip-quantile and --clip-max choose the clip privately: leave them out with --max-doc-length %d", f.maxDocLen)
+			}
+			if cmd.Flags().Changed("clip-epsilon") && !(f.clipEpsilon > 0 && !math.IsInf(f.clipEpsilon, 0)) {
+				return usagef("--clip-epsilon %v: want a finite ε > 0", f.clipEpsilon)
+			}
+			if !(f.clipQ > 0 && f.clipQ < 1) {
+				return usagef("--clip-quantile %v: want a share in (0, 1)", f.clipQ)
+			}
+			if f.clipMax < 1 || f.clipMax > privacy.MaxQuantileCandidates {
+				return usagef("--clip-max %d: want a length in [1, %d]", f.clipMax, privacy.MaxQuantileCandidates)
 			}
 			if !(f.devFraction > 0 && f.devFraction < 1) {
 				return usagef("--dev-fraction %v: want a share in (0, 1)", f.devFraction)
@@ -695,7 +848,7 @@ report DIR' shows the privacy–utility frontier and a recommendation.`,
 			if x.workers < 1 {
 				return usagef("--workers %d: want at least 1", x.workers)
 			}
-			c := &compareRun{x: x, f: &f, maxLen: f.maxDocLen}
+			c := &compareRun{x: x, f: &f}
 			if err := c.load(ctx); err != nil {
 				return err
 			}
@@ -703,6 +856,9 @@ report DIR' shows the privacy–utility frontier and a recommendation.`,
 				return usagef("--split %s: compare needs at least two parties", x.split)
 			}
 			if err := c.holdDev(); err != nil {
+				return err
+			}
+			if err := c.chooseClip(targets); err != nil {
 				return err
 			}
 			if f.embeddings != "" {
@@ -737,7 +893,10 @@ report DIR' shows the privacy–utility frontier and a recommendation.`,
 	fs.StringVar(&f.partyGrid, "party-topics", "10,20,40", "K tried for each party's own model and the pooled model; the best on the development documents is kept")
 	fs.StringVar(&f.epsilons, "doc-epsilon", "1,4,10,inf", "target ε per document of each party, comma-separated; inf runs each method without noise")
 	fs.Float64Var(&f.delta, "delta", 1e-5, "target δ per document of each party")
-	fs.IntVar(&f.maxDocLen, "max-doc-length", 20, "documents are clipped to this many tokens by every private method (a fixed public setting)")
+	fs.IntVar(&f.maxDocLen, "max-doc-length", 0, "documents are clipped to this many tokens by every private method, a fixed public setting that costs nothing (default: chosen from the data by a private quantile, see --clip-epsilon)")
+	fs.Float64Var(&f.clipEpsilon, "clip-epsilon", 0, "without --max-doc-length: ε per document of each party's private quantile of its documents' lengths, spent out of every budget (default 0.1, or a tenth of the smallest --doc-epsilon below 1)")
+	fs.Float64Var(&f.clipQ, "clip-quantile", defaultClipQuantile, "without --max-doc-length: the share of documents the clip length keeps whole")
+	fs.IntVar(&f.clipMax, "clip-max", defaultClipMax, "without --max-doc-length: the longest clip length the private quantile may choose (a public bound)")
 	fs.StringVar(&f.vocabFile, "vocab", "", "shared public vocabulary, one word per line, for every model")
 	fs.StringVar(&f.testFile, "test", "", "held-out documents (default: --test-fraction of the corpus)")
 	fs.StringVar(&f.embeddings, "embeddings", "", "word2vec or GloVe text vectors: embedding coherence of every model")
@@ -767,11 +926,21 @@ func (c *compareRun) run(ctx context.Context, vs []compareVariant, grid []int, t
 		"x": "doc_epsilon", "y": "perplexity", "series": []string{"method"}, "x_label": "ε per document (spent)", "y_label": "Held-out perplexity", "log_x": true}}); err != nil {
 		return err
 	}
-	if err := x.emit(map[string]any{"role": "setup", "data": d.desc, "vocabulary": c.vocabDesc, "parties": len(d.parts),
-		"dev_docs": c.dev.NumDocs(), "delta": c.f.delta, "topics": c.f.topics, "max_doc_length": c.maxLen,
-		"max_doc_length_source": "fixed (--max-doc-length), not a private quantile: it costs no budget and is chosen without the data",
-		"docs_clipped":          float64(cut) / float64(max(total, 1)), "length_p95": lengthQuantile(d.parts, 0.95),
-		"tuning": "rounds and K chosen by development perplexity; test documents measure only"}); err != nil {
+	setup := map[string]any{"role": "setup", "data": d.desc, "vocabulary": c.vocabDesc, "parties": len(d.parts),
+		"dev_docs": c.dev.NumDocs(), "delta": c.f.delta, "topics": c.f.topics, "max_doc_length": c.maxLen, "clip": c.maxLen,
+		"docs_clipped": float64(cut) / float64(max(total, 1)), "length_p95": lengthQuantile(d.parts, 0.95),
+		"tuning": "rounds and K chosen by development perplexity; test documents measure only"}
+	if c.clip == nil {
+		setup["clip_source"] = "fixed (--max-doc-length): a public setting, chosen without the data, that costs nothing"
+	} else {
+		releases := map[string]any{}
+		for i, l := range c.clip.releases {
+			releases[fmt.Sprintf("p%d", i+1)] = l
+		}
+		setup["clip_source"] = "private quantile: the lower median of the parties' releases, each the exponential mechanism over 1..clip_max; its ε is in every private line's doc_epsilon"
+		setup["clip_quantile"], setup["clip_epsilon"], setup["clip_max"], setup["clip_releases"] = c.clip.q, c.clip.epsilon, c.clip.max, releases
+	}
+	if err := x.emit(setup); err != nil {
 		return err
 	}
 	fmt.Fprintf(x.log, "compare: documents clipped to %d tokens (%.1f%% of the training documents are longer); vocabulary %s\n", c.maxLen, 100*float64(cut)/float64(max(total, 1)), c.vocabDesc)
