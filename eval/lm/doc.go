@@ -22,9 +22,11 @@
 //     V words for every history h.
 //   - Each order's discounts are estimated from its counts of counts n1 …
 //     n4 (Chen and Goodman, Eq. 26): Y = n1/(n1 + 2 n2) and
-//     D_k = k − (k+1)·Y·n_{k+1}/n_k. A corpus too small for the estimate
-//     (an n_k of zero, or a D_k outside (0, k]) falls back to the last
-//     valid lower discount, or Y, or 1/2; Config.Discounts fixes them.
+//     D_k = k − (k+1)·Y·n_{k+1}/n_k. Where a corpus is too small for the
+//     estimate (Y outside (0, 1), an n_k of zero, or a D_k outside (0, k),
+//     where the n-grams seen k times would lose all their mass), D_k falls
+//     back to the discount below it (D1 to Y, Y to 1/2); KenLM refuses
+//     such corpora instead. Config.Discounts fixes the discounts.
 //
 // Documents are the encoded token sequences of package corpus: the
 // tokenizer keeps token order, but it has dropped stop words and the words

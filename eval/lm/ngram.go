@@ -199,9 +199,12 @@ func countsOfCounts(adj map[uint64]float64) [4]float64 {
 // n1 … n4 (Chen and Goodman 1998, Eq. 26), with the fallback of the
 // package documentation where the estimate is undefined or out of range.
 func estimateDiscounts(n [4]float64) [3]float64 {
-	y := 0.5
+	y := math.NaN()
 	if n[0] > 0 {
 		y = n[0] / (n[0] + 2*n[1])
+	}
+	if !(y > 0 && y < 1) {
+		y = 0.5
 	}
 	var d [3]float64
 	prev := y
@@ -210,8 +213,9 @@ func estimateDiscounts(n [4]float64) [3]float64 {
 		if n[k-1] > 0 {
 			dk = float64(k) - float64(k+1)*y*n[k]/n[k-1]
 		}
-		if !(dk > 0 && dk <= float64(k)) {
-			dk = math.Min(prev, float64(k))
+		// D_k = k would discount the n-grams seen k times away entirely.
+		if !(dk > 0 && dk < float64(k)) {
+			dk = prev
 		}
 		d[k-1], prev = dk, dk
 	}

@@ -104,10 +104,13 @@ func TestEstimateDiscounts(t *testing.T) {
 		// Y = 10/(10+8) = 5/9; D1 = 1 − 2·(5/9)·4/10 = 5/9; D2 = 2 −
 		// 3·(5/9)·2/4 = 7/6; D3+ = 3 − 4·(5/9)·1/2 = 17/9.
 		{name: "eq 26", n: [4]float64{10, 4, 2, 1}, want: [3]float64{5.0 / 9, 7.0 / 6, 17.0 / 9}},
-		// n3 = 0: D3+ is undefined and falls back to D2.
-		{name: "no count three", n: [4]float64{10, 4, 0, 1}, want: [3]float64{5.0 / 9, 2 - 3*(5.0/9)*0, 2}},
-		// Only singletons: Y = 1, D1 = 1; D2 and D3+ fall back to D1.
-		{name: "only singletons", n: [4]float64{5, 0, 0, 0}, want: [3]float64{1, 1, 1}},
+		// Y = ½; D1 = 1 − 2·½·2/4 = ½; D2 = 2 − 3·½·1/2 = 5/4; D3+ = 3 − 4·½·1 = 1.
+		{name: "eq 26 again", n: [4]float64{4, 2, 1, 1}, want: [3]float64{0.5, 1.25, 1}},
+		// n3 = 0: D2 = 2 would remove all of a twice-seen n-gram's mass and
+		// falls back to D1; D3+ is undefined and falls back to D2.
+		{name: "no count three", n: [4]float64{10, 4, 0, 1}, want: [3]float64{5.0 / 9, 5.0 / 9, 5.0 / 9}},
+		// Only singletons: Y = 1 is out of range, so ½, and D1 = 1 too.
+		{name: "only singletons", n: [4]float64{5, 0, 0, 0}, want: [3]float64{0.5, 0.5, 0.5}},
 		// Nothing at all: Y = ½ carries through.
 		{name: "empty", n: [4]float64{}, want: [3]float64{0.5, 0.5, 0.5}},
 	}
@@ -177,8 +180,8 @@ func TestProbSumsToOne(t *testing.T) {
 		check([]int32{29, 0})
 		for n, d := range m.Discounts() {
 			for k, dk := range d {
-				if !(dk > 0 && dk <= float64(k+1)) {
-					t.Errorf("order %d: D%d of order %d = %v; want in (0, %d]", order, k+1, n+1, dk, k+1)
+				if !(dk > 0 && dk < float64(k+1)) {
+					t.Errorf("order %d: D%d of order %d = %v; want in (0, %d)", order, k+1, n+1, dk, k+1)
 				}
 			}
 		}
