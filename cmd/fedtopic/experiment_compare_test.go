@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -187,5 +188,202 @@ func TestExperimentCompareUnreachable(t *testing.T) {
 		if _, _, err := runCmd(t, args...); err == nil || !strings.Contains(err.Error(), bad[0]) {
 			t.Errorf("run(%q) = %v; want an error naming %s", bad, err, bad[0])
 		}
+	}
+}
+
+// lengthCorpus writes n labelled documents whose lengths cycle through
+// 5, 6, …, 24 words (document d has 5 + d mod 20), so that every party's
+// documents, a random share of each label, have lengths close to uniform
+// on 5..24: the 0.95-quantile in the sense #{x < c} = 0.95·n is c = 24.
+func lengthCorpus(t *testing.T, n int) string {
+	t.Helper()
+	var b strings.Builder
+	for d := range n {
+		g := d % len(wordGroups)
+		var words []string
+		for i := range 5 + d%20 {
+			words = append(words, wordGroups[g][(d+i)%len(wordGroups[g])])
+		}
+		line, _ := json.Marshal(map[string]string{"id": fmt.Sprint(d), "label": fmt.Sprint("group", g), "text": strings.Join(words, " ")})
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	p := filepath.Join(t.TempDir(), "lengths.jsonl")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// setupLine returns compare's setup line.
+func setupLine(t *testing.T, lines []map[string]any) map[string]any {
+	t.Helper()
+	for _, l := range lines {
+		if l["role"] == "setup" {
+			return l
+		}
+	}
+	t.Fatal("no setup line")
+	return nil
+}
+
+// TestExperimentComparePrivateClip runs compare without --max-doc-length:
+// each party's private 0.95-quantile of its training documents' lengths
+// must be near 24, and so must the clip, the median of the releases.
+//
+// Tolerance: 3,600 documents leave each party at least 900 training
+// documents (1,200 per label, less 10% test and 10% development), about
+// 45 of each length. At ε = 1 over 100 candidates the exponential
+// mechanism's release is, with probability 1 − 1e-7 per party, within
+// d* + τ ranks of q·n, τ = (2/ε)(ln 100 + ln 10⁷) = 41.5, and d* (the best
+// candidate's distance) is at most half a length's count, about 23, plus
+// the sampling deviation of the party's counts (a few documents): within
+// 65 ranks, under two lengths' worth. The releases and the clip must
+// therefore lie in 24 ± 2, and the setup line's length_p95 (the
+// non-private pooled 95th percentile) within 2 of the clip.
+func TestExperimentComparePrivateClip(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cmp")
+	args := []string{"experiment", "compare", "--corpus", lengthCorpus(t, 3600), "--tokenizer", "whitespace", "--min-df", "1",
+		"--topics", "3", "--party-topics", "3", "--iterations", "5", "--workers", "1", "--methods", "pctd-ssp", "--rounds", "pctd=2",
+		"--doc-epsilon", "4", "--clip-epsilon", "1", "--clip-max", "100", "--out", dir}
+	_, stderr, err := runCmd(t, args...)
+	if err != nil {
+		t.Fatalf("run(%q) = %v; stderr:\n%s", args, err, stderr)
+	}
+	lines := readLines(t, filepath.Join(dir, compareFile))
+	setup := setupLine(t, lines)
+	clip, _ := setup["clip"].(float64)
+	if clip < 22 || clip > 26 {
+		t.Errorf("clip = %v; want 24 ± 2", setup["clip"])
+	}
+	if p95, _ := setup["length_p95"].(float64); math.Abs(p95-clip) > 2 {
+		t.Errorf("clip = %v, pooled 95th percentile %v; want within 2", clip, p95)
+	}
+	if setup["clip_epsilon"] != 1.0 || setup["clip_quantile"] != 0.95 || setup["clip_max"] != 100.0 || setup["max_doc_length"] != clip {
+		t.Errorf("setup: clip_epsilon %v, clip_quantile %v, clip_max %v, max_doc_length %v; want 1, 0.95, 100, the clip %v",
+			setup["clip_epsilon"], setup["clip_quantile"], setup["clip_max"], setup["max_doc_length"], clip)
+	}
+	rel, _ := setup["clip_releases"].(map[string]any)
+	if len(rel) != 3 {
+		t.Fatalf("clip_releases = %v; want one per party", setup["clip_releases"])
+	}
+	var each []string
+	var sorted []float64
+	for _, p := range []string{"p1", "p2", "p3"} {
+		l, _ := rel[p].(float64)
+		if l < 22 || l > 26 {
+			t.Errorf("party %s released %v; want 24 ± 2", p, rel[p])
+		}
+		each = append(each, fmt.Sprintf("%s %v", p, l))
+		sorted = append(sorted, l)
+	}
+	slices.Sort(sorted)
+	if clip != sorted[1] {
+		t.Errorf("clip = %v; want the median of the releases %v", clip, sorted)
+	}
+	if want := fmt.Sprintf("clip length %v tokens, the lower median of the parties' private 0.95-quantiles of their documents' lengths (%s), ε = 1 per document", clip, strings.Join(each, ", ")); !strings.Contains(stderr, want) {
+		t.Errorf("stderr does not print %q:\n%s", want, stderr)
+	}
+}
+
+// methodAlone composes a private line's own cost, from its params and the
+// method's cost function, without the clip.
+func methodAlone(t *testing.T, l map[string]any, delta float64) float64 {
+	t.Helper()
+	meth, err := lookupMethod(methods(), l["algorithm"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(l["params"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := meth.cost(raw, flagKnobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := newPrivacyPlan(delta, parts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan.total.Epsilon
+}
+
+// TestExperimentCompareClipSpent checks that every private line's spent ε
+// includes the clip's quantile when the clip is private — its method
+// alone costs less, by exactly the quantile's ε for a pure-ε method and
+// by at most that for a Gaussian one, whose composition may fold it in
+// more tightly — and that with --max-doc-length nothing is spent on it.
+func TestExperimentCompareClipSpent(t *testing.T) {
+	corpusPath := labelledCorpus(t, 240)
+	const target, delta, clipEps = 2.0, 1e-5, 0.1 // the default --clip-epsilon at this target
+	for _, tc := range []struct {
+		name  string
+		extra []string
+		clip  float64 // the quantile's ε in every line
+	}{
+		{"private clip", []string{"--clip-max", "40"}, clipEps},
+		{"fixed clip", []string{"--max-doc-length", "8"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "cmp")
+			args := append([]string{"experiment", "compare", "--corpus", corpusPath, "--tokenizer", "whitespace", "--min-df", "1",
+				"--topics", "3", "--party-topics", "3", "--iterations", "10", "--workers", "1", "--methods", "ftm,pctd-ssp,fedlda-krr,fednmf-dp",
+				"--rounds", "ftm=2,pctd=2,fedlda=2,fednmf=2", "--doc-epsilon", "2", "--out", dir}, tc.extra...)
+			if _, stderr, err := runCmd(t, args...); err != nil {
+				t.Fatalf("run(%q) = %v; stderr:\n%s", args, err, stderr)
+			}
+			lines := readLines(t, filepath.Join(dir, compareFile))
+			setup := setupLine(t, lines)
+			if tc.clip == 0 {
+				if _, ok := setup["clip_epsilon"]; ok || setup["clip"] != 8.0 {
+					t.Errorf("setup with --max-doc-length 8: clip %v, clip_epsilon %v; want 8 and none", setup["clip"], setup["clip_epsilon"])
+				}
+			} else if setup["clip_epsilon"] != tc.clip {
+				t.Errorf("setup: clip_epsilon %v; want %v", setup["clip_epsilon"], tc.clip)
+			}
+			n := 0
+			for _, l := range lines {
+				if l["role"] != "private" {
+					continue
+				}
+				n++
+				if l["status"] != nil {
+					t.Errorf("%s: %v (%v); want a run", l["method"], l["status"], l["reason"])
+					continue
+				}
+				spent, _ := l["doc_epsilon"].(float64)
+				alone := methodAlone(t, l, delta)
+				if spent > target {
+					t.Errorf("%s: spent ε = %v; want at most the target %v", l["method"], spent, target)
+				}
+				if tc.clip == 0 {
+					if spent != alone {
+						t.Errorf("%s: spent ε = %v, the method alone %v; want equal with a fixed clip", l["method"], spent, alone)
+					}
+					if strings.Contains(fmt.Sprint(l["cost"]), "clip") {
+						t.Errorf("%s: cost %q names the clip; want nothing spent on it", l["method"], l["cost"])
+					}
+					continue
+				}
+				if !strings.Contains(fmt.Sprint(l["cost"]), fmt.Sprintf("%v for the clip length", tc.clip)) {
+					t.Errorf("%s: cost %q; want the clip's ε %v in it", l["method"], l["cost"], tc.clip)
+				}
+				if !(spent > alone && spent <= alone+tc.clip*(1+1e-9)) {
+					t.Errorf("%s: spent ε = %v, the method alone %v; want more, by at most the clip's %v", l["method"], spent, alone, tc.clip)
+				}
+				if l["algorithm"] == "ftm" && math.Abs(spent-(alone+tc.clip)) > 1e-9 {
+					t.Errorf("ftm: spent ε = %v; want the method's %v + the clip's %v (pure ε adds up)", spent, alone, tc.clip)
+				}
+				for _, p := range l["spent"].([]any) {
+					if pe := p.(map[string]any)["epsilon"].(float64); pe != spent {
+						t.Errorf("%s: party %v spent %v; want every party's ledger to hold the clip, %v", l["method"], p.(map[string]any)["party"], pe, spent)
+					}
+				}
+			}
+			if n != 4 {
+				t.Errorf("%d private lines; want 4", n)
+			}
+		})
 	}
 }
