@@ -387,3 +387,43 @@ func TestExperimentCompareClipSpent(t *testing.T) {
 		})
 	}
 }
+
+// TestExperimentCompareClipFlags refuses bad clip settings, naming the
+// flag, and lists a budget the clip's quantile alone uses up as
+// unreachable, with the reason.
+func TestExperimentCompareClipFlags(t *testing.T) {
+	corpusPath := labelledCorpus(t, 120)
+	base := func(out string, extra ...string) []string {
+		return append([]string{"experiment", "compare", "--corpus", corpusPath, "--tokenizer", "whitespace", "--min-df", "1",
+			"--topics", "3", "--party-topics", "3", "--iterations", "5", "--methods", "ftm", "--rounds", "ftm=2", "--out", out}, extra...)
+	}
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--clip-epsilon", "0"}, "--clip-epsilon 0"},
+		{[]string{"--clip-epsilon", "inf"}, "--clip-epsilon +Inf"},
+		{[]string{"--clip-quantile", "1"}, "--clip-quantile 1"},
+		{[]string{"--clip-max", "0"}, "--clip-max 0"},
+		{[]string{"--max-doc-length", "8", "--clip-epsilon", "1"}, "leave them out with --max-doc-length 8"},
+	} {
+		args := base(filepath.Join(t.TempDir(), "bad"), tc.flags...)
+		if _, _, err := runCmd(t, args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("run(%q) = %v; want an error naming %q", tc.flags, err, tc.want)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "cmp")
+	args := base(dir, "--doc-epsilon", "0.1", "--clip-epsilon", "0.1")
+	if _, stderr, err := runCmd(t, args...); err != nil {
+		t.Fatalf("run(%q) = %v; stderr:\n%s", args, err, stderr)
+	}
+	var got map[string]any
+	for _, l := range readLines(t, filepath.Join(dir, compareFile)) {
+		if l["role"] == "private" {
+			got = l
+		}
+	}
+	if got["status"] != "unreachable" || !strings.Contains(fmt.Sprint(got["reason"]), "private quantile alone costs ε = 0.1") {
+		t.Errorf("ftm at ε = 0.1 with a clip of ε = 0.1: %v; want status unreachable naming the clip", got)
+	}
+}
