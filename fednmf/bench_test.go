@@ -3,6 +3,8 @@ package fednmf
 import (
 	"context"
 	"os"
+	"strconv"
+	"syscall"
 	"testing"
 
 	"github.com/fedtopic/fedtopic/corpus"
@@ -16,7 +18,19 @@ import (
 //	go test -run '^$' -bench ClientStep -benchtime 200x -cpu 1 ./fednmf
 //
 // FEDTOPIC_BENCH_CORPUS names another JSON-lines corpus (the full WordNet
-// glosses of bench/wordnet_glosses.py, for example).
+// glosses of bench/wordnet_glosses.py, for example), FEDTOPIC_BENCH_MIN_DF
+// and FEDTOPIC_BENCH_VOCAB_SIZE its vocabulary (benchVocab).
+
+// cpuSeconds returns the CPU time the process has used (user and
+// system): on a shared machine, the throughput per CPU second is steadier
+// than per wall second.
+func cpuSeconds(b *testing.B) float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
 
 // benchMatrix reads the benchmark corpus at min-df 2 and returns its
 // tf-idf matrix.
@@ -26,7 +40,7 @@ func benchMatrix(b *testing.B) *Matrix {
 	if path == "" {
 		path = "../demo/wordnet-glosses.jsonl"
 	}
-	c, _, _, err := vocab.Prepare(context.Background(), []string{path}, corpus.ReadOptions{}, corpus.TokenizerConfig{}, vocab.BuildOptions{MinDF: 2}, nil)
+	c, _, _, err := vocab.Prepare(context.Background(), []string{path}, corpus.ReadOptions{}, corpus.TokenizerConfig{}, benchVocab(b), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -35,6 +49,29 @@ func benchMatrix(b *testing.B) *Matrix {
 		b.Fatal(err)
 	}
 	return a
+}
+
+// benchVocab returns the benchmarks' vocabulary options: min-df 2, or
+// FEDTOPIC_BENCH_MIN_DF, and at most FEDTOPIC_BENCH_VOCAB_SIZE words (the
+// most frequent; default no cap).
+func benchVocab(b *testing.B) vocab.BuildOptions {
+	b.Helper()
+	o := vocab.BuildOptions{MinDF: 2}
+	if s := os.Getenv("FEDTOPIC_BENCH_MIN_DF"); s != "" {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		o.MinDF = v
+	}
+	if s := os.Getenv("FEDTOPIC_BENCH_VOCAB_SIZE"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		o.MaxSize = v
+	}
+	return o
 }
 
 // BenchmarkClientStep measures one mini-batch step of a client's local
@@ -80,10 +117,13 @@ func BenchmarkClientStep(b *testing.B) {
 				}
 			}
 			b.ResetTimer()
+			cpu0 := cpuSeconds(b)
 			for i := range b.N {
 				c.step(w, theta, batch(i))
 			}
+			cpu := cpuSeconds(b) - cpu0
 			b.ReportMetric(float64(b.N*cfg.Batch)/b.Elapsed().Seconds(), "docs/s")
+			b.ReportMetric(float64(b.N*cfg.Batch)/cpu, "docs/cpu-s")
 			b.ReportMetric(100*float64(nz)/float64(len(w)), "%W>0")
 		})
 	}

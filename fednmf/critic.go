@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
 )
 
 // critic is the shape of the MI critic T_θ(x, y) over a document's column
@@ -62,6 +63,8 @@ type smileWork struct {
 	t, gt    []float64 // B²: T and ∂Î/∂T
 	dax, day []float64 // B×Hidden1
 	gSmall   []float64 // ∂Î/∂θ without W1x (from W1y on)
+	w2t      []float64 // Hidden1×Hidden2: W2 transposed
+	gw2t     []float64 // Hidden1×Hidden2: ∂Î/∂W2 transposed
 }
 
 func newSmileWork(c critic, b int) *smileWork {
@@ -71,6 +74,7 @@ func newSmileWork(c critic, b int) *smileWork {
 		t: make([]float64, b*b), gt: make([]float64, b*b),
 		dax: make([]float64, b*Hidden1), day: make([]float64, b*Hidden1),
 		gSmall: make([]float64, c.size()-c.offW1y()),
+		w2t:    make([]float64, Hidden1*Hidden2), gw2t: make([]float64, Hidden1*Hidden2),
 	}
 }
 
@@ -137,14 +141,27 @@ func (c critic) smile(theta []float64, a *Matrix, cols []int, y []float64, tau f
 			}
 		}
 	}
+	// Second layer, pair by pair over the active units of h1 only (relu
+	// leaves about half of them zero): h2 = relu(b2 + Σ_u h1_u·W2(:, u)).
+	w2t := ws.w2t
+	for o := range Hidden2 {
+		for u := range Hidden1 {
+			w2t[u*Hidden2+o] = w2[o*Hidden1+u]
+		}
+	}
 	h2 := ws.h2[:bb*Hidden2]
 	for p := range bb {
-		copy(h2[p*Hidden2:(p+1)*Hidden2], b2)
-	}
-	blas64.Gemm(blas.NoTrans, blas.Trans, 1, general(bb, Hidden1, h1), general(Hidden2, Hidden1, w2), 1, general(bb, Hidden2, h2))
-	for i, v := range h2 {
-		if v < 0 {
-			h2[i] = 0
+		dst := h2[p*Hidden2 : (p+1)*Hidden2]
+		copy(dst, b2)
+		for u, x := range h1[p*Hidden1 : (p+1)*Hidden1] {
+			if x != 0 {
+				floats.AddScaled(dst, x, w2t[u*Hidden2:(u+1)*Hidden2])
+			}
+		}
+		for o, v := range dst {
+			if v < 0 {
+				dst[o] = 0
+			}
 		}
 	}
 	t := ws.t[:bb]
@@ -221,10 +238,26 @@ func (c critic) smile(theta []float64, a *Matrix, cols []int, y []float64, tau f
 			gb2[o] += v
 		}
 	}
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, general(bb, Hidden2, h2), general(bb, Hidden1, h1), 0, general(Hidden2, Hidden1, gw2))
-	// h1 becomes ∂Î/∂z1, masked where relu was inactive (h1 = 0 there).
+	// ∂Î/∂W2 = Σ_p ∂Î/∂z2_p ⊗ h1_p and ∂Î/∂z1 = (∂Î/∂z2 · W2) ⊙ [h1 > 0],
+	// both over the active units of h1 only; h1 becomes ∂Î/∂z1.
+	gw2t := ws.gw2t
+	clear(gw2t)
+	for p := range bb {
+		dz2 := h2[p*Hidden2 : (p+1)*Hidden2]
+		row := h1[p*Hidden1 : (p+1)*Hidden1]
+		for u, x := range row {
+			if x != 0 {
+				floats.AddScaled(gw2t[u*Hidden2:(u+1)*Hidden2], x, dz2)
+				row[u] = floats.Dot(dz2, w2t[u*Hidden2:(u+1)*Hidden2])
+			}
+		}
+	}
+	for o := range Hidden2 {
+		for u := range Hidden1 {
+			gw2[o*Hidden1+u] = gw2t[u*Hidden2+o]
+		}
+	}
 	dz1 := h1
-	c.backFirst(h1, h2, w2, bb, dz1)
 	dax, day := ws.dax[:b*Hidden1], ws.day[:b*Hidden1]
 	clear(dax)
 	clear(day)
@@ -259,26 +292,6 @@ func softplus(x float64) float64 {
 }
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
-
-// backFirst writes ∂Î/∂z1 = (∂Î/∂z2 · W2) ⊙ [h1 > 0] over h1 in place,
-// one block of pairs at a time so that the mask is read before the row is
-// overwritten.
-func (c critic) backFirst(h1, dz2, w2 []float64, bb int, dz1 []float64) {
-	const block = 64
-	var tmp [block * Hidden1]float64
-	for p0 := 0; p0 < bb; p0 += block {
-		n := min(block, bb-p0)
-		out := tmp[:n*Hidden1]
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, general(n, Hidden2, dz2[p0*Hidden2:]), general(Hidden2, Hidden1, w2), 0, general(n, Hidden1, out))
-		for i, v := range out {
-			if h1[p0*Hidden1+i] > 0 {
-				dz1[p0*Hidden1+i] = v
-			} else {
-				dz1[p0*Hidden1+i] = 0
-			}
-		}
-	}
-}
 
 // ascend adds step·∂Î/∂θ, left in ws by the last smile call on the same
 // batch, to theta. W1x's gradient is sparse: only the rows of the batch's

@@ -106,8 +106,8 @@ func TestTransportsAgree(t *testing.T) {
 }
 
 // BenchmarkFederatedRun times a whole FedNMF+MI run in process and over
-// gRPC: 10 parties (an even split of the benchmark corpus at min-df 2, or
-// FEDTOPIC_BENCH_MIN_DF), K = 50, C = 0.2, λ = 0.1, FEDTOPIC_BENCH_ROUNDS
+// gRPC: 10 parties (an even split of the benchmark corpus over the
+// vocabulary of benchVocab), K = 50, C = 0.2, λ = 0.1, FEDTOPIC_BENCH_ROUNDS
 // rounds (default 100), and reports its seconds and the bytes per sampled
 // party and round, up and down, and whether the two transports' final
 // models agree (same = 1).
@@ -118,14 +118,7 @@ func BenchmarkFederatedRun(b *testing.B) {
 	if path == "" {
 		path = "../demo/wordnet-glosses.jsonl"
 	}
-	minDF, rounds := 2.0, 100
-	if s := os.Getenv("FEDTOPIC_BENCH_MIN_DF"); s != "" {
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			b.Fatal(err)
-		}
-		minDF = v
-	}
+	rounds := 100
 	if s := os.Getenv("FEDTOPIC_BENCH_ROUNDS"); s != "" {
 		v, err := strconv.Atoi(s)
 		if err != nil {
@@ -133,7 +126,7 @@ func BenchmarkFederatedRun(b *testing.B) {
 		}
 		rounds = v
 	}
-	c, v, _, err := vocab.Prepare(context.Background(), []string{path}, corpus.ReadOptions{}, corpus.TokenizerConfig{}, vocab.BuildOptions{MinDF: minDF}, nil)
+	c, v, _, err := vocab.Prepare(context.Background(), []string{path}, corpus.ReadOptions{}, corpus.TokenizerConfig{}, benchVocab(b), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
