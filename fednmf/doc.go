@@ -68,8 +68,11 @@
 // sum to 1; ModelFeatures tells an NMF model by its provenance. A
 // client's step never forms the dense residual A_b − W·H_bᵀ: its
 // gradients come from G = H_bᵀH_b and Q = WᵀW, so the documents cost their
-// non-zeros times K and W two products with K×K matrices, Θ(V·K²) a step
-// (projected SGD leaves W dense).
+// non-zeros times K and W one product with a K×K matrix, W·G, Θ(V·K²) a
+// step (projected SGD leaves W dense), spread over all cores in fixed
+// chunks. Q is carried from step to step in O(K³) plus K per clipped
+// entry instead of recomputed, and is computed afresh every 64 steps. The
+// critic's pair layers skip the units relu left at zero.
 //
 // # Privacy
 //
