@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fedtopic/fedtopic/fed"
+	"github.com/fedtopic/fedtopic/fednmf"
 	"github.com/fedtopic/fedtopic/pctd"
 	"github.com/fedtopic/fedtopic/privacy"
 	"github.com/fedtopic/fedtopic/privacy/accountant"
@@ -487,11 +489,12 @@ paper only divides by l within one iteration; this report gives the whole.`,
 
 func newPrivacyFedNMFCmd(e *env) *cobra.Command {
 	var (
-		pf     privacyFlags
-		z      float64
-		clip   float64
-		rounds int
-		q      float64
+		pf        privacyFlags
+		z         float64
+		clip      float64
+		rounds    int
+		q         float64
+		threshold int
 	)
 	cmd := &cobra.Command{
 		Use:   "fednmf --noise-multiplier Z --rounds R [--sampling-fraction Q]",
@@ -501,9 +504,17 @@ clipped to L2 norm C and the server adds N(0, (z·C)²) noise to the sum, so
 each round is a Gaussian mechanism with noise multiplier z per client. The
 report gives the exact GDP cost without credit for sampling (every client in
 every round) and, when a sampling fraction q < 1 is given, the RDP cost with
-amplification by Poisson sampling of rate q.`,
+amplification by Poisson sampling of rate q.
+
+With --threshold t (simulate --secure-aggregation --threshold t) the noise
+is distributed: the coordinator adds none, each party adds its share of a
+discrete Gaussian so that the sum of at least t survivors carries it all,
+and each party is charged as if exactly t survived, every round, with no
+credit for sampling (the coordinator chose the sample). The report composes
+the run's own events, per document.`,
 		Example: `  fedtopic privacy fednmf --noise-multiplier 1.1 --rounds 100 --sampling-fraction 0.2
-  fedtopic privacy fednmf --target-epsilon 5 --rounds 100 --sampling-fraction 0.2`,
+  fedtopic privacy fednmf --target-epsilon 5 --rounds 100 --sampling-fraction 0.2
+  fedtopic privacy fednmf --noise-multiplier 1.1 --rounds 100 --sampling-fraction 0.5 --threshold 3`,
 		Args: privacyNoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := pf.check(); err != nil {
@@ -523,6 +534,9 @@ amplification by Poisson sampling of rate q.`,
 			}
 			if pf.maxDocLength > 0 {
 				return usagef("--max-doc-length does not apply: the unit of DP-FedAvg is a whole client")
+			}
+			if threshold != 0 {
+				return privacyFedNMFSecure(e, pf, fednmf.Config{Rounds: rounds, ClientFraction: q, Clip: clip, NoiseMultiplier: z, SecureThreshold: threshold})
 			}
 			rep := &privacyReport{Method: "fednmf", Mechanism: privacy.MechanismGaussian, Parameters: map[string]any{"rounds": rounds, "sampling_fraction": q, "clip": clip, "delta": pf.delta}}
 			if pf.target != 0 {
@@ -579,21 +593,88 @@ amplification by Poisson sampling of rate q.`,
 	fs.Float64Var(&clip, "clip", 1, "C: L2 norm each client's update is clipped to (does not change ε)")
 	fs.IntVar(&rounds, "rounds", 0, "R: training rounds")
 	fs.Float64Var(&q, "sampling-fraction", 1, "q: fraction of clients sampled per round (1 = all, no amplification)")
+	fs.IntVar(&threshold, "threshold", 0, "under secure aggregation (simulate --secure-aggregation --threshold t): the noise is split among the parties and charged for t survivors, without credit for sampling")
 	pf.register(cmd, "δ to convert the Gaussian guarantee to (ε, δ)", 1e-5)
 	return cmd
+}
+
+// privacyFedNMFSecure reports DP-FedAvg with distributed noise under
+// secure aggregation from the events fednmf.Config states for it
+// (Config.Events, what a run's parties are charged), so the report and a
+// run agree. With --target-epsilon it solves for the noise multiplier on
+// those events.
+func privacyFedNMFSecure(e *env, pf privacyFlags, cfg fednmf.Config) error {
+	t := cfg.SecureThreshold
+	if t < 1 || t > fed.MaxSecAggParties {
+		return usagef("--threshold %d: want t from 1 to %d parties (or 0: no secure aggregation)", t, fed.MaxSecAggParties)
+	}
+	rep := &privacyReport{Method: "fednmf", Mechanism: privacy.MechanismDiscreteGaussian,
+		Parameters: map[string]any{"rounds": cfg.Rounds, "sampling_fraction": cfg.ClientFraction, "clip": cfg.Clip, "delta": pf.delta, "threshold": t}}
+	total := func(c fednmf.Config) (float64, error) {
+		ct, err := accountant.Compose(c.Events(), pf.delta)
+		return ct.Epsilon, err
+	}
+	if pf.target != 0 {
+		zt, err := calibrate(pf.target, func(z float64) (float64, error) {
+			c := cfg
+			c.NoiseMultiplier = z
+			return total(c)
+		})
+		if err != nil {
+			return usagef("--target-epsilon: %v", err)
+		}
+		rep.Calibration = &privacyCalibration{TargetEpsilon: pf.target, Delta: pf.delta, Unit: fednmf.UnitDocument, Parameter: "noise multiplier", Value: zt}
+		if cfg.NoiseMultiplier == 0 {
+			cfg.NoiseMultiplier = zt
+		}
+	}
+	if err := privacy.CheckSigma(cfg.NoiseMultiplier); err != nil {
+		return usagef("--noise-multiplier %v: want a positive, finite z = σ/C (or --target-epsilon)", cfg.NoiseMultiplier)
+	}
+	if err := cfg.Validate(); err != nil {
+		return usagef("--threshold %d: %v", t, err)
+	}
+	ev := cfg.Events()
+	if len(ev) != 1 {
+		return fmt.Errorf("fednmf: %d events per run, want one", len(ev))
+	}
+	rep.Mechanism = ev[0].Mechanism
+	rep.Parameters["noise_multiplier"] = cfg.NoiseMultiplier
+	rep.Parameters["sigma"] = cfg.NoiseMultiplier * cfg.Clip
+	one := ev[0]
+	one.Count = 1
+	c1, err := accountant.Compose([]privacy.Event{one}, pf.delta)
+	if err != nil {
+		return err
+	}
+	ct, err := accountant.Compose(ev, pf.delta)
+	if err != nil {
+		return err
+	}
+	rep.Costs = append(rep.Costs, costOf("round", ev[0].Unit, c1), costOf("total", ev[0].Unit, ct))
+	rep.Notes = append(rep.Notes,
+		fmt.Sprintf("secure aggregation with distributed noise: the coordinator adds none; each party adds its share of a discrete Gaussian so that the sum of at least %d parties carries σ = z·C on a grid; each party is charged as if exactly %d survived", t, t),
+		"no credit for sampling: the coordinator, against whom the noise protects, chose the sample, so every party is charged every round, sampled or not",
+		"the unit is a whole client, charged per document: a client's guarantee holds for each of its documents")
+	return writePrivacyReport(e.stdout, rep, pf.asJSON)
 }
 
 // calibrateMultiplier returns the smallest noise multiplier (to 1e-6
 // relative) for which rounds rounds at sampling rate q cost at most eps.
 func calibrateMultiplier(eps, delta float64, rounds int, q float64) (float64, error) {
-	cost := func(z float64) (float64, error) {
+	return calibrate(eps, func(z float64) (float64, error) {
 		ev := privacy.Event{Mechanism: privacy.MechanismGaussian, Sigma: z, Sensitivity: 1, Unit: "client", Count: rounds}
 		if q < 1 {
 			ev.Mechanism, ev.SamplingRate = privacy.MechanismSubsampledGaussian, q
 		}
 		c, err := accountant.Compose([]privacy.Event{ev}, delta)
 		return c.Epsilon, err
-	}
+	})
+}
+
+// calibrate returns the smallest noise multiplier (to 1e-6 relative) whose
+// cost, decreasing in it, is at most eps.
+func calibrate(eps float64, cost func(z float64) (float64, error)) (float64, error) {
 	lo, hi := 0.0, 1.0
 	for {
 		c, err := cost(hi)

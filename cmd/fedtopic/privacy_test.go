@@ -5,10 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/fedtopic/fedtopic/fed"
+	"github.com/fedtopic/fedtopic/fednmf"
+	"github.com/fedtopic/fedtopic/privacy"
 	"github.com/fedtopic/fedtopic/privacy/accountant"
 )
 
@@ -218,6 +222,59 @@ func TestPrivacyFedNMF(t *testing.T) {
 	}
 }
 
+// TestPrivacyFedNMFSecure: with --threshold t the report is the
+// accountant's composition of fednmf.Config.Events() — a discrete Gaussian
+// charged for t survivors every round, per document — with no credit for
+// sampling (the fraction does not change ε) and notes that say so; the
+// calibration reaches its target on the same events.
+func TestPrivacyFedNMFSecure(t *testing.T) {
+	for _, tc := range []struct {
+		z, clip, q float64
+		rounds, t  int
+	}{
+		{1.3, 0.5, 0.5, 5, 2},
+		{1.1, 1, 0.2, 100, 6},
+	} {
+		args := []string{"fednmf", "--noise-multiplier", fmt.Sprint(tc.z), "--clip", fmt.Sprint(tc.clip), "--rounds", fmt.Sprint(tc.rounds),
+			"--sampling-fraction", fmt.Sprint(tc.q), "--threshold", fmt.Sprint(tc.t)}
+		rep := reportOf(t, args...)
+		cfg := fednmf.Config{Rounds: tc.rounds, ClientFraction: tc.q, Clip: tc.clip, NoiseMultiplier: tc.z, SecureThreshold: tc.t}
+		want, err := accountant.Compose(cfg.Events(), 1e-5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := costFor(t, rep, "total", "document", false)
+		if got.Epsilon != want.Epsilon || got.Delta != 1e-5 || got.Accountant != want.Accountant {
+			t.Errorf("%q: total %+v; want the accountant's %+v for Config.Events()", args, got, want)
+		}
+		if rep.Mechanism != privacy.MechanismDiscreteGaussian || rep.Parameters["threshold"] != float64(tc.t) {
+			t.Errorf("%q: mechanism %q, parameters %v; want %q and threshold %d", args, rep.Mechanism, rep.Parameters, privacy.MechanismDiscreteGaussian, tc.t)
+		}
+		for _, c := range rep.Costs {
+			if c.Sampling != "" {
+				t.Errorf("%q: cost %+v credits sampling; want none", args, c)
+			}
+		}
+		notes := strings.Join(rep.Notes, " ")
+		for _, w := range []string{"discrete Gaussian", fmt.Sprintf("exactly %d survived", tc.t), "no credit for sampling"} {
+			if !strings.Contains(notes, w) {
+				t.Errorf("%q: notes %q do not say %q", args, rep.Notes, w)
+			}
+		}
+		all := reportOf(t, append(args, "--sampling-fraction", "1")...)
+		if c := costFor(t, all, "total", "document", false); c.Epsilon != got.Epsilon {
+			t.Errorf("%q: ε = %v at q = 1, %v at q = %v; want the same (no credit for sampling)", args, c.Epsilon, got.Epsilon, tc.q)
+		}
+	}
+	cal := reportOf(t, "fednmf", "--target-epsilon", "5", "--rounds", "100", "--threshold", "3")
+	if c := cal.Calibration; c == nil || c.Unit != "document" || c.Parameter != "noise multiplier" {
+		t.Fatalf("calibration = %+v; want a noise multiplier per document", cal.Calibration)
+	}
+	if c := costFor(t, cal, "total", "document", false); c.Epsilon > 5 || c.Epsilon < 5*(1-1e-3) {
+		t.Errorf("at the calibrated multiplier %v: ε = %v; want just below 5", cal.Calibration.Value, c.Epsilon)
+	}
+}
+
 func TestPrivacyUsageErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -244,6 +301,10 @@ func TestPrivacyUsageErrors(t *testing.T) {
 		{"fednmf zero rounds", []string{"fednmf", "--noise-multiplier", "1", "--rounds", "0"}},
 		{"fednmf bad fraction", []string{"fednmf", "--noise-multiplier", "1", "--rounds", "3", "--sampling-fraction", "0"}},
 		{"fednmf negative target", []string{"fednmf", "--target-epsilon", "-2", "--rounds", "3"}},
+		{"fednmf negative threshold", []string{"fednmf", "--noise-multiplier", "1", "--rounds", "3", "--threshold", "-1"}},
+		{"fednmf threshold past the engine", []string{"fednmf", "--noise-multiplier", "1", "--rounds", "3", "--threshold", fmt.Sprint(fed.MaxSecAggParties + 1)}},
+		{"fednmf threshold without room for the noise", []string{"fednmf", "--noise-multiplier", "1e-3", "--clip", "1e-15", "--rounds", "3", "--threshold", "2"}},
+		{"fednmf threshold not a number", []string{"fednmf", "--noise-multiplier", "1", "--rounds", "3", "--threshold", "two"}},
 		{"extra argument", []string{"pctd", "x", "--sigma", "1", "--iterations", "3"}},
 	}
 	for _, tt := range tests {

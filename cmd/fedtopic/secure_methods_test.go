@@ -65,7 +65,8 @@ func TestSimulateRefusesSecureAggregation(t *testing.T) {
 // --secure-aggregation --threshold 2 end to end over three parties. Without
 // noise the model is the plain run's bit for bit (FedAdam, the MI critic,
 // two parties sampled a round). With DP-FedAvg the noise is distributed:
-// every party's recorded ε per document is the accountant's for the
+// every party's recorded ε per document is what `fedtopic privacy fednmf
+// --threshold 2` reports for the same flags and the accountant's for the
 // configuration's events — a discrete Gaussian of noise multiplier z per
 // round, charged for 2 survivors without amplification by sampling — the
 // run summary states the distributed noise, and the privacy statement says
@@ -108,13 +109,18 @@ func TestSimulateFedNMFSecure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rep := reportOf(t, "fednmf", "--rounds", "5", "--sampling-fraction", "0.5", "--clip", "0.5", "--noise-multiplier", "1.3", "--delta", "1e-5", "--threshold", "2")
+	stated := costFor(t, rep, "total", "document", false)
+	if math.Abs(stated.Epsilon-want.Epsilon) > 1e-9*want.Epsilon {
+		t.Errorf("privacy fednmf --threshold 2: ε = %v per document; want the accountant's %v", stated.Epsilon, want.Epsilon)
+	}
 	_, sum := simulateRecord(t, out)
 	if len(sum.Epsilon) != 3 {
 		t.Fatalf("summary has ε of %d parties; want 3", len(sum.Epsilon))
 	}
 	for _, pe := range sum.Epsilon {
-		if pe.Unit != "document" || math.Abs(pe.Epsilon-want.Epsilon) > 1e-9*want.Epsilon {
-			t.Errorf("%s spent ε = %v per %s; want %v per document", pe.Party, pe.Epsilon, pe.Unit, want.Epsilon)
+		if pe.Unit != "document" || math.Abs(pe.Epsilon-stated.Epsilon) > 1e-9*stated.Epsilon {
+			t.Errorf("%s spent ε = %v per %s; want %v per document, as privacy fednmf --threshold 2 reports", pe.Party, pe.Epsilon, pe.Unit, stated.Epsilon)
 		}
 	}
 	if sa := sum.SecureAggregation; sa == nil || sa.Threshold != 2 || sa.Sigma != cfg.Events()[0].Sigma {
