@@ -130,3 +130,26 @@ func TestSimulateFedNMFSecure(t *testing.T) {
 		t.Errorf("statement %+v; want it to say each party is charged for exactly 2 survivors", sum.Privacy)
 	}
 }
+
+// TestSimulateHelpListsSecureMethods: simulate's --secure-aggregation help
+// names every method that can run under it.
+func TestSimulateHelpListsSecureMethods(t *testing.T) {
+	stdout, _, err := runCmd(t, "simulate", "--help")
+	if err != nil {
+		t.Fatalf("simulate --help = %v", err)
+	}
+	var line string
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "--secure-aggregation ") {
+			line = l
+		}
+	}
+	if line == "" {
+		t.Fatalf("simulate --help has no --secure-aggregation line:\n%s", stdout)
+	}
+	for _, m := range secureMethodNames() {
+		if !strings.Contains(line, m) {
+			t.Errorf("--secure-aggregation help %q does not name %s", line, m)
+		}
+	}
+}

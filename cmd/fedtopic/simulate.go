@@ -451,7 +451,7 @@ docs/methods.md describes each algorithm and its defaults.`,
 	fs.StringVarP(&out, "out", "o", "", "directory to write the models, vocabulary and run record to (required)")
 	fs.StringVar(&vocabFile, "vocab", "", "shared vocabulary, one word per line, instead of the private vocabulary round")
 	fs.IntVar(&minParties, "min-parties", 0, "quorum: fewest updates a round aggregates (default: all parties)")
-	fs.BoolVar(&secure, "secure-aggregation", false, "secure aggregation: the coordinator learns only the sum of the surviving parties' updates (methods whose update is a sum: adlda, fedlda, and pctd --variant ssp, whose noise is then split among the parties: each adds its share for the sum of --threshold survivors to carry the whole)")
+	fs.BoolVar(&secure, "secure-aggregation", false, "secure aggregation: the coordinator learns only the sum of the surviving parties' updates (methods whose update is a sum: adlda, fedlda, fednmf, and pctd --variant ssp; the noise of pctd --variant ssp and of fednmf's DP-FedAvg is then split among the parties: each adds its share for the sum of --threshold survivors to carry the whole)")
 	fs.IntVar(&threshold, "threshold", 0, "with --secure-aggregation, the fewest parties whose updates are summed, which is also the quorum: more than half of the parties (default: all parties)")
 	fs.Float64Var(&budgetEps, "budget-epsilon", 0, "each party's privacy budget ε per document; a run that would exceed it is refused before it starts (default: what the configuration spends, printed before training)")
 	fs.Float64Var(&budgetDelta, "budget-delta", 1e-5, "each party's privacy budget δ per document")
