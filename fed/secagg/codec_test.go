@@ -15,6 +15,7 @@ func FuzzDecode(f *testing.F) {
 	for _, b := range rec {
 		f.Add(b)
 	}
+	f.Add(maskedMessage([]byte("s"), 1, 12, []uint64{1, 4095, 7}))
 	f.Add([]byte("FSA1"))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -53,10 +54,29 @@ func recordForFuzz(tb testing.TB) [][]byte {
 	return out
 }
 
+// maskedMessage encodes a masked vector of values in Z_(2^bits), packed
+// as a party sends it (bits other than 8 … 32 and 64 as 32-bit words).
+func maskedMessage(session []byte, party, bits int, values []uint64) []byte {
+	var body []byte
+	if bits == 64 {
+		body = packWords(nil, values, 64)
+	} else {
+		w := make([]uint32, len(values))
+		for i, v := range values {
+			w[i] = uint32(v)
+		}
+		body = packWords(nil, w, min(bits, 32))
+	}
+	return (&message{kind: KindMasked, session: session, party: party, bits: bits, count: len(values), masked: body}).encode()
+}
+
 func TestDecodeRejects(t *testing.T) {
 	p := testParams(3, 2, 3)
 	unmask := (&message{kind: KindUnmask, session: p.Session, alive: []int{0, 1}, dropped: []int{2}}).encode()
-	masked := (&message{kind: KindMasked, session: p.Session, party: 1, bits: 32, masked: []uint64{1, 2, 3}}).encode()
+	masked := maskedMessage(p.Session, 1, 32, []uint64{1, 2, 3})
+	packed := maskedMessage(p.Session, 1, 12, []uint64{1, 2, 3}) // 36 bits: 4 padding bits
+	padded := bytes.Clone(packed)
+	padded[len(padded)-1] |= 0x10
 	tests := []struct {
 		name string
 		b    []byte
@@ -69,7 +89,12 @@ func TestDecodeRejects(t *testing.T) {
 		{name: "unsorted list", b: (&message{kind: KindUnmask, session: p.Session, alive: []int{1, 0}}).encode()},
 		{name: "repeated party", b: (&message{kind: KindUnmask, session: p.Session, alive: []int{1, 1}}).encode()},
 		{name: "masked length lies", b: append(bytes.Clone(masked), 0, 0, 0, 0)},
-		{name: "masked in a 2^16 ring", b: (&message{kind: KindMasked, session: p.Session, bits: 16, masked: []uint64{1, 2}}).encode()},
+		{name: "masked in a 2^7 ring", b: maskedMessage(p.Session, 1, 7, []uint64{1, 2})},
+		{name: "masked in a 2^33 ring", b: maskedMessage(p.Session, 1, 33, []uint64{1, 2})},
+		{name: "packed masked length lies", b: append(bytes.Clone(packed), 0)},
+		{name: "packed masked truncated", b: packed[:len(packed)-1]},
+		{name: "packed masked with a padding bit set", b: padded},
+		{name: "masked with no values", b: maskedMessage(p.Session, 1, 32, nil)},
 		{name: "empty session", b: (&message{kind: KindUnmask, alive: []int{0}}).encode()},
 		{name: "setup with bad params", b: (&message{kind: KindSetup, params: Params{Session: []byte("s"), Parties: 4, Threshold: 2, Bits: 32, Clip: 1, Len: 1}}).encode()},
 		{name: "setup with NaN clip", b: (&message{kind: KindSetup, params: Params{Session: []byte("s"), Parties: 3, Threshold: 2, Bits: 32, Clip: math.NaN(), Len: 1}}).encode()},

@@ -82,51 +82,6 @@ func selfKey(seed [32]byte, session []byte) ([32]byte, error) {
 	return out, nil
 }
 
-// maskChunk is how many bytes of key stream are made at a time.
-const maskChunk = 32 << 10
-
-// addMask adds (sign = +1) or subtracts (sign = −1) the mask expanded from
-// key to acc, modulo 2^64: AES-256 in counter mode from a zero IV (each key
-// is used for one mask only), the key stream read as little-endian words of
-// bits/8 bytes. Every k-bit word of an AES-CTR stream is uniform, so the
-// mask is uniform on Z_(2^k)^len; the caller reduces acc mod 2^k.
-func addMask(acc []uint64, key [32]byte, bits int, sign int) {
-	block, err := aes.NewCipher(key[:])
-	if err != nil {
-		panic(err) // a 32-byte key is always valid
-	}
-	var iv [aes.BlockSize]byte
-	ctr := cipher.NewCTR(block, iv[:])
-	width := bits / 8
-	buf := make([]byte, min(maskChunk, len(acc)*width))
-	for i := 0; i < len(acc); {
-		n := min(len(buf)/width, len(acc)-i)
-		b := buf[:n*width]
-		clear(b)
-		ctr.XORKeyStream(b, b)
-		a := acc[i : i+n]
-		switch {
-		case width == 4 && sign > 0:
-			for j := range a {
-				a[j] += uint64(binary.LittleEndian.Uint32(b[4*j:]))
-			}
-		case width == 4:
-			for j := range a {
-				a[j] -= uint64(binary.LittleEndian.Uint32(b[4*j:]))
-			}
-		case sign > 0:
-			for j := range a {
-				a[j] += binary.LittleEndian.Uint64(b[8*j:])
-			}
-		default:
-			for j := range a {
-				a[j] -= binary.LittleEndian.Uint64(b[8*j:])
-			}
-		}
-		i += n
-	}
-}
-
 // sealedSize is the size of one encrypted pair of shares: sender and
 // recipient (2 bytes each), two shares and the GCM tag.
 const sealedSize = 4 + 2*shareSize + 16

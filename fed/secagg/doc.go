@@ -32,7 +32,7 @@
 //     to its input its self mask, AES-256-CTR keyed from b, and for each peer
 //     v in U2 the pairwise mask AES-256-CTR keyed by HKDF-SHA256 of
 //     X25519(s_SK, s_PK,v) — added if its index is below v's, subtracted
-//     otherwise — and sends the result mod 2^k.
+//     otherwise — and sends the result mod 2^k, k bits a value.
 //  4. unmask → reveal: the coordinator lists the parties whose masked vectors
 //     arrived (alive, U3) and the rest of U2 (dropped). Each party reveals its
 //     share of b for every alive party and of s_SK for every dropped one. From
@@ -73,9 +73,8 @@
 //
 // # Encoding
 //
-// Values travel in Z_(2^k), k = Params.Bits: 32 (4 bytes a value, as
-// ftm's plain updates) or 64. A real value x is
-// encoded as round(x·2^f), f = Params.FracBits, half away from zero, so the
+// Values travel in Z_(2^k), k = Params.Bits: 8 to 32, or 64. A real
+// value x is encoded as round(x·2^f), f = Params.FracBits, half away from zero, so the
 // step is 2^−f and the round trip is exact for multiples of it and within
 // 2^−(f+1) otherwise. Every encoded value must satisfy |v| ≤ B =
 // ⌊Clip·2^f⌋, and Params.Validate refuses parameters unless n·B ≤
@@ -84,6 +83,23 @@
 // refuses a value past the clip (and NaN, ±Inf), and a party refuses to mask
 // a grid value past B, with ErrOverflow: nothing wraps silently. With
 // k = 32, f = 8 and 10 parties, Clip can be up to 838,860.
+//
+// A masked vector travels packed, k bits a value (a little-endian bit
+// string, the last byte padded with zeros): RingBits gives the smallest k
+// the parties, clip and fraction bits allow, so that a masked value takes
+// no more room than the sum needs — 26 bits for 10 parties adding
+// integers up to 2^21, 32 bits (4 bytes, as a float32) when the clip
+// fills the 32-bit ring. Masks are drawn as 32-bit words of the AES-CTR
+// stream (64-bit for k = 64) and reduced mod 2^k: 2^k divides 2^32, so
+// each stays uniform on Z_(2^k), and so does the masked value; packed
+// uniform values are uniform bits. Packing cannot make a masked vector
+// sparse: it must look uniform, so every coordinate costs k bits even
+// when the party's own value there is zero.
+//
+// Mask expansion keeps one key stream per mask and passes all of them
+// over one cache-sized chunk of the vector at a time, and cuts the
+// vector into one span per processor, each span's counter started at its
+// own first block.
 //
 // # Distributed noise
 //
@@ -97,8 +113,9 @@
 // # Determinism and state
 //
 // Party and Server are pure state machines: Handle and Collect map
-// (state, incoming bytes) to (state, outgoing bytes), with no I/O, clock or
-// goroutines. A party's randomness — two X25519 scalars, the seed and the
+// (state, incoming bytes) to (state, outgoing bytes), with no I/O or
+// clock; the goroutines of mask expansion end before the call returns and
+// its result does not depend on how many there are. A party's randomness — two X25519 scalars, the seed and the
 // Shamir coefficients — is read from the io.Reader it is made with
 // (crypto/rand.Reader in production; a seeded stream in tests and
 // simulations gives reproducible runs); the coordinator draws none. Both

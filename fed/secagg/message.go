@@ -70,8 +70,9 @@ type message struct {
 	params  Params     // KindSetup
 	keys    []keyPair  // KindAdvertise (one), KindKeys (ascending party)
 	sealed  []sealed   // KindShares, KindForward (ascending peer)
-	bits    int        // KindMasked
-	masked  []uint64   // KindMasked
+	bits    int        // KindMasked: k
+	count   int        // KindMasked: the number of values
+	masked  []byte     // KindMasked: count values of k bits, packed (packWords)
 	alive   []int      // KindUnmask (ascending)
 	dropped []int      // KindUnmask (ascending)
 	reveals []revealed // KindReveal (ascending owner)
@@ -81,7 +82,7 @@ type message struct {
 func (m *message) encode() []byte {
 	w := writer{}
 	if m.kind == KindMasked {
-		w.b = make([]byte, 0, 16+len(m.session)+len(m.masked)*m.bits/8)
+		w.b = make([]byte, 0, 16+len(m.session)+len(m.masked))
 	}
 	w.raw([]byte(magic))
 	w.u8(uint8(m.kind))
@@ -113,16 +114,8 @@ func (m *message) encode() []byte {
 	case KindMasked:
 		w.u16(m.party)
 		w.u8(uint8(m.bits))
-		w.u32(len(m.masked))
-		if m.bits == 32 {
-			for _, v := range m.masked {
-				w.b = append(w.b, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
-			}
-		} else {
-			for _, v := range m.masked {
-				w.u64(v)
-			}
-		}
+		w.u32(m.count)
+		w.raw(m.masked)
 	case KindUnmask:
 		w.u16(len(m.alive))
 		for _, p := range m.alive {
@@ -227,26 +220,19 @@ func decodeMessage(b []byte) (*message, error) {
 	case KindMasked:
 		m.party = party()
 		m.bits = int(r.u8())
-		if m.bits != 32 && m.bits != 64 && r.err == nil {
+		if !ringBitsOK(m.bits) && r.err == nil {
 			r.fail(fmt.Errorf("ring of 2^%d", m.bits))
 		}
-		n := r.u32()
-		if r.err == nil && (n == 0 || n > MaxLen || n*(m.bits/8) != len(r.b)) {
-			r.fail(fmt.Errorf("%d values in %d bytes of %d-bit words", n, len(r.b), m.bits))
+		m.count = r.u32()
+		if r.err == nil && (m.count == 0 || m.count > MaxLen) {
+			r.fail(fmt.Errorf("%d values", m.count))
 		}
 		if r.err == nil {
-			m.masked = make([]uint64, n)
-			if m.bits == 32 {
-				p := r.take(4 * n)
-				for i := range m.masked {
-					m.masked[i] = uint64(p[4*i]) | uint64(p[4*i+1])<<8 | uint64(p[4*i+2])<<16 | uint64(p[4*i+3])<<24
-				}
-			} else {
-				for i := range m.masked {
-					m.masked[i] = r.u64()
-				}
+			if err := checkPacked(r.b, m.count, m.bits); err != nil {
+				r.fail(err)
 			}
 		}
+		m.masked = r.take(len(r.b)) // not copied: a masked vector is summed and dropped within the call that decodes it
 	case KindUnmask:
 		ascending(count(), func(p int) { m.alive = append(m.alive, p) })
 		ascending(count(), func(p int) { m.dropped = append(m.dropped, p) })

@@ -30,7 +30,9 @@ type Params struct {
 	// Threshold is t: the fewest parties whose inputs can be summed, and the
 	// number of shares that rebuild a secret. n/2 < t ≤ n.
 	Threshold int
-	// Bits is k, the ring Z_(2^k) that masked values live in: 32 or 64.
+	// Bits is k, the ring Z_(2^k) that masked values live in: MinBits to
+	// 32, or 64. A masked value travels in k bits, packed (RingBits gives
+	// the smallest k the other parameters allow).
 	Bits int
 	// FracBits is f: a real value x travels as the integer round(x·2^f).
 	FracBits int
@@ -55,8 +57,8 @@ func (p Params) Validate() error {
 	if 2*p.Threshold <= p.Parties || p.Threshold > p.Parties {
 		errs = append(errs, fmt.Errorf("threshold %d with %d parties: need n/2 < t ≤ n", p.Threshold, p.Parties))
 	}
-	if p.Bits != 32 && p.Bits != 64 {
-		errs = append(errs, fmt.Errorf("ring of 2^%d: bits must be 32 or 64", p.Bits))
+	if !ringBitsOK(p.Bits) {
+		errs = append(errs, fmt.Errorf("ring of 2^%d: bits must be %d to 32, or 64", p.Bits, MinBits))
 	}
 	if p.FracBits < 0 || p.FracBits > 52 {
 		errs = append(errs, fmt.Errorf("%d fraction bits: need 0 to 52", p.FracBits))
@@ -75,6 +77,27 @@ func (p Params) Validate() error {
 		return fmt.Errorf("secagg: params: %w", err)
 	}
 	return nil
+}
+
+// MinBits is the smallest ring, in bits, an instance may use.
+const MinBits = 8
+
+// ringBitsOK reports whether Z_(2^bits) is a ring the package masks in.
+func ringBitsOK(bits int) bool { return bits >= MinBits && bits <= 32 || bits == 64 }
+
+// RingBits returns the smallest k in MinBits … 32, or else 64, for which
+// parameters with these parties, clip and fraction bits pass the overflow
+// check n·⌊Clip·2^f⌋ ≤ 2^(k−1) − 1: the ring whose masked values take the
+// fewest bytes. (With 64 the check may still fail; Validate says so.)
+func RingBits(parties int, clip float64, fracBits int) int {
+	p := Params{Parties: parties, Clip: clip, FracBits: fracBits}
+	for k := MinBits; k <= 32; k++ {
+		p.Bits = k
+		if _, err := p.bound(); err == nil {
+			return k
+		}
+	}
+	return 64
 }
 
 // bound returns B = ⌊Clip·2^f⌋, the largest |v| a party's encoded value
@@ -123,9 +146,11 @@ func (p Params) Encode(x []float64) ([]int64, error) {
 		return nil, fmt.Errorf("secagg: encode: %d values, want %d", len(x), p.Len)
 	}
 	out := make([]int64, len(x))
+	scale := math.Ldexp(1, p.FracBits) // v·2^f is exact, as Ldexp(v, f)
+	lim := float64(b)
 	for i, v := range x {
-		s := math.Round(math.Ldexp(v, p.FracBits))
-		if math.IsNaN(s) || math.Abs(s) > float64(b) {
+		s := math.Round(v * scale)
+		if !(math.Abs(s) <= lim) { // NaN too
 			return nil, fmt.Errorf("secagg: encode: value %d is %v, outside ±%v (clip): %w", i, v, p.Clip, ErrOverflow)
 		}
 		out[i] = int64(s)
@@ -191,11 +216,11 @@ func readParams(r *reader) Params {
 
 // MaxMessageSize bounds the encoding of any message of an instance of n
 // parties with vectors of length l in Z_(2^bits): the masked vector
-// (bits/8 bytes a value plus a header of under 100 bytes) or a list with
+// (bits bits a value, packed, plus a header of under 100 bytes) or a list with
 // one entry per party, whichever is larger. Transports size their message
 // limits from it.
 func MaxMessageSize(n, l, bits int) int {
 	const header = len(magic) + 1 + 1 + MaxSession + 2 + 2 + 1 + 4 + 16
 	perParty := max(2+sealedSize, 2+64, 2+1+shareSize)
-	return header + max(l*bits/8, n*perParty+4)
+	return header + max(packedLen(l, bits), n*perParty+4)
 }

@@ -266,15 +266,11 @@ func (p *Party) mask(m *message, input []int64) (*message, error) {
 	}
 	slices.Sort(u2)
 
-	acc := make([]uint64, len(input))
-	for i, v := range input {
-		acc[i] = uint64(v) // two's complement: v mod 2^64
-	}
 	sk, err := selfKey(p.seed, p.params.Session)
 	if err != nil {
 		return nil, err
 	}
-	addMask(acc, sk, p.params.Bits, +1)
+	masks := []maskStream{{key: sk, sign: +1}}
 	for _, q := range u2 {
 		if q == p.index {
 			continue
@@ -284,14 +280,12 @@ func (p *Party) mask(m *message, input []int64) (*message, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrRefused, err)
 		}
-		addMask(acc, key, p.params.Bits, pairSign(p.index, q))
+		masks = append(masks, maskStream{key: key, sign: pairSign(p.index, q)})
 	}
-	mask := p.params.ringMask()
-	for i := range acc {
-		acc[i] &= mask
-	}
+	acc := ringVecOf(p.params.Bits, input)
+	acc.applyMasks(masks)
 	p.held, p.u2 = held, u2
-	return &message{kind: KindMasked, session: p.params.Session, party: p.index, bits: p.params.Bits, masked: acc}, nil
+	return &message{kind: KindMasked, session: p.params.Session, party: p.index, bits: p.params.Bits, count: len(input), masked: acc.pack()}, nil
 }
 
 // pairSign is the sign with which party a adds the mask it shares with b:

@@ -27,6 +27,11 @@ func TestMasksCancel(t *testing.T) {
 		{name: "one before and one after masking", drop: map[Kind][]int{KindForward: {3}, KindUnmask: {0}}, wantIn: []int{0, 1, 2, 4}},
 		{name: "one drops before sharing", drop: map[Kind][]int{KindKeys: {4}}, wantIn: []int{0, 1, 2, 3}},
 		{name: "two drop before masking, ring 2^64", drop: map[Kind][]int{KindForward: {1, 2}}, bits: 64, wantIn: []int{0, 3, 4}},
+		// The smallest ring the parameters allow (n·B = 1,280,000 < 2^21),
+		// values packed 22 bits each.
+		{name: "no dropout, ring 2^22", bits: 22, wantIn: []int{0, 1, 2, 3, 4}},
+		{name: "one before and one after masking, ring 2^22", drop: map[Kind][]int{KindForward: {3}, KindUnmask: {0}}, bits: 22, wantIn: []int{0, 1, 2, 4}},
+		{name: "two drop before masking, ring 2^22", drop: map[Kind][]int{KindForward: {0, 4}}, bits: 22, wantIn: []int{1, 2, 3}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

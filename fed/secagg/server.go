@@ -83,7 +83,7 @@ type Server struct {
 	u2     []int      // parties that sent shares
 	sealed [][]sealed // by sender (U2), kept until the masked stage is collected
 	u3     []int      // parties whose masked vector is in sum
-	sum    []uint64
+	sum    ringVec    // the sum of U3's masked vectors; empty before and after
 	result []int64
 }
 
@@ -291,8 +291,8 @@ func (s *Server) collectShares(msgs []*message, rejected *[]Rejection) (Out, err
 
 func (s *Server) collectMasked(msgs []*message, rejected *[]Rejection) (Out, error) {
 	for i, m := range msgs {
-		if m != nil && (m.bits != s.params.Bits || len(m.masked) != s.params.Len) {
-			*rejected = append(*rejected, Rejection{Party: i, Err: fmt.Errorf("secagg: coordinator: party %d: %d values in Z_2^%d, want %d in Z_2^%d: %w", i, len(m.masked), m.bits, s.params.Len, s.params.Bits, ErrRefused)})
+		if m != nil && (m.bits != s.params.Bits || m.count != s.params.Len) {
+			*rejected = append(*rejected, Rejection{Party: i, Err: fmt.Errorf("secagg: coordinator: party %d: %d values in Z_2^%d, want %d in Z_2^%d: %w", i, m.count, m.bits, s.params.Len, s.params.Bits, ErrRefused)})
 			msgs[i] = nil
 		}
 	}
@@ -300,11 +300,9 @@ func (s *Server) collectMasked(msgs []*message, rejected *[]Rejection) (Out, err
 	if err != nil {
 		return Out{}, err
 	}
-	s.sum = make([]uint64, s.params.Len)
+	s.sum = newRingVec(s.params.Bits, s.params.Len)
 	for _, i := range u3 {
-		for j, v := range msgs[i].masked {
-			s.sum[j] += v
-		}
+		s.sum.addPacked(msgs[i].masked)
 	}
 	s.u3 = u3
 	s.sealed = nil // the coordinator no longer needs the encrypted shares
@@ -344,7 +342,9 @@ func (s *Server) collectReveal(msgs []*message, rejected *[]Rejection) (Out, err
 			}
 		}
 	}
-	sum := s.sum
+	// The masks to take away: every survivor's self mask, and every
+	// dropped party's pairwise masks with the survivors.
+	var masks []maskStream
 	for _, u := range s.u3 {
 		seed, err := shamirCombine(seeds[u], t)
 		if err != nil {
@@ -354,7 +354,7 @@ func (s *Server) collectReveal(msgs []*message, rejected *[]Rejection) (Out, err
 		if err != nil {
 			return Out{}, err
 		}
-		addMask(sum, key, s.params.Bits, -1)
+		masks = append(masks, maskStream{key: key, sign: -1})
 	}
 	for _, d := range s.u2 {
 		if slices.Contains(s.u3, d) {
@@ -375,16 +375,17 @@ func (s *Server) collectReveal(msgs []*message, rejected *[]Rejection) (Out, err
 				return Out{}, err
 			}
 			// u added the mask with sign pairSign(u, d); take it away.
-			addMask(sum, key, s.params.Bits, -pairSign(u, d))
+			masks = append(masks, maskStream{key: key, sign: -pairSign(u, d)})
 		}
 	}
-	res := make([]int64, len(sum))
-	mask := s.params.ringMask()
-	for i, v := range sum {
-		res[i] = s.params.lift(v & mask)
+	sum := s.sum
+	sum.applyMasks(masks)
+	res := make([]int64, sum.len())
+	for i := range res {
+		res[i] = s.params.lift(sum.at(i))
 	}
 	s.result = res
-	s.sum = nil
+	s.sum = ringVec{}
 	return Out{Done: true, Sum: res, Included: s.u3}, nil
 }
 

@@ -158,9 +158,9 @@ func (s *Server) MarshalBinary() ([]byte, error) {
 		}
 	}
 	writeList(&w, s.u3)
-	w.u32(len(s.sum))
-	for _, v := range s.sum {
-		w.u64(v)
+	w.u32(s.sum.len())
+	for i := range s.sum.len() {
+		w.u64(s.sum.at(i))
 	}
 	w.u32(len(s.result))
 	for _, v := range s.result {
@@ -236,9 +236,14 @@ func readServer(b []byte) (*Server, error) {
 		if c != s.params.Len {
 			r.fail(fmt.Errorf("sum of %d values, want %d", c, s.params.Len))
 		}
-		s.sum = make([]uint64, 0, min(c, len(r.b)/8))
-		for i := 0; i < c && r.err == nil; i++ {
-			s.sum = append(s.sum, r.u64())
+		if r.err == nil && len(r.b) < 8*c {
+			r.fail(errShort)
+		}
+		if r.err == nil {
+			s.sum = newRingVec(s.params.Bits, c)
+			for i := range c {
+				s.sum.set(i, r.u64())
+			}
 		}
 	}
 	if c := r.u32(); c > 0 {
