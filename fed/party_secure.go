@@ -69,9 +69,11 @@ func (p *Party) prepareSecure(ctx context.Context, task *Task) (sub *Submission,
 	if sp == nil {
 		return refuse(fmt.Errorf("fed: party %s: round %d attempt %d: no secure aggregation state for this attempt (%s request)", p.cfg.ID, task.Round, task.Attempt, kind))
 	}
-	input, err := decodeGrid(p.cache.payload)
-	if err != nil {
-		return nil, pr, nil, fmt.Errorf("fed: party %s: round %d: %w", p.cfg.ID, task.Round, err)
+	var input []int64 // only the forward stage, which masks it, reads the vector
+	if kind == secagg.KindForward {
+		if input, err = decodeGrid(p.cache.payload); err != nil {
+			return nil, pr, nil, fmt.Errorf("fed: party %s: round %d: %w", p.cfg.ID, task.Round, err)
+		}
 	}
 	reply, err := sp.sp.Handle(task.SecAgg, input)
 	if err != nil {

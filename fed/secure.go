@@ -43,7 +43,10 @@ func (s *SecureAggregation) validate(n int) error {
 // MaxSecAggParties is the largest federation secure aggregation serves.
 const MaxSecAggParties = secagg.MaxParties
 
-// SecAggBits is the ring Z_(2^k) secure aggregation masks values in.
+// SecAggBits is the largest ring Z_(2^k) secure aggregation masks values
+// in: a SumSpec's clip must let the sum of every party's values fit it.
+// Each round masks in the smallest ring that holds that sum (at least
+// secagg.MinBits), and a masked value travels in k bits, packed.
 const SecAggBits = 32
 
 // SumSpec describes an update that is a vector of sums, as both halves of
@@ -109,15 +112,16 @@ const NoiseStatement = "distributed discrete-Gaussian noise: each party adds σ/
 
 // secAggParams returns the parameters of secure aggregation in attempt
 // attempt of round r: a session derived from the run, the round and the
-// attempt, so no two instances share one.
+// attempt, so no two instances share one, and the smallest ring up to
+// SecAggBits in which the sum of the parties' clipped values cannot wrap.
 func secAggParams(run string, round, attempt, parties, threshold int, spec SumSpec) (secagg.Params, error) {
 	h := sha256.New()
 	h.Write([]byte("fedtopic secure aggregation session\x00"))
 	h.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(run))))
 	h.Write([]byte(run))
 	h.Write(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, uint64(round)), uint64(attempt)))
-	p := secagg.Params{Session: h.Sum(nil), Parties: parties, Threshold: threshold, Bits: SecAggBits,
-		FracBits: spec.FracBits, Clip: spec.Clip, Len: spec.Len}
+	p := secagg.Params{Session: h.Sum(nil), Parties: parties, Threshold: threshold,
+		Bits: min(secagg.RingBits(parties, spec.Clip, spec.FracBits), SecAggBits), FracBits: spec.FracBits, Clip: spec.Clip, Len: spec.Len}
 	if err := p.Validate(); err != nil {
 		return p, err
 	}
