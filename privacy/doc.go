@@ -22,6 +22,12 @@
 //   - PartitionSelection: the private vocabulary round, Laplace
 //     thresholding with each document contributing at most l₀ words and δ
 //     including the boundary mass.
+//   - Quantile: the private quantile of bounded integers (Smith,
+//     "Privacy-preserving statistical estimation with optimal convergence
+//     rates", STOC 2011): the exponential mechanism over the candidates
+//     1, …, Max with utility −|#{x < c} − q·n|, sampled exactly by
+//     rejection (uniform proposals accepted by exact Bernoulli coins), pure
+//     ε-DP per value.
 //   - DiscreteLaplace, DiscreteGaussian: the integer samplers underneath.
 //
 // Usage:
