@@ -36,6 +36,7 @@ type compareResults struct {
 	targets     []float64            // finite targets, ascending
 	inf         bool                 // some method ran without noise
 	maxDocLen   string
+	clipEpsilon string // ε per document of the private quantile that chose the clip; "" when fixed
 	vocabulary  string
 }
 
@@ -49,6 +50,11 @@ func readCompare(x experiment) compareResults {
 		case "setup":
 			if c, ok := row["max_doc_length"]; ok {
 				res.maxDocLen = c.text
+			} else if c, ok := row["clip"]; ok {
+				res.maxDocLen = c.text
+			}
+			if c, ok := row["clip_epsilon"]; ok && c.isNum {
+				res.clipEpsilon = fmt.Sprintf("%.4g", c.num)
 			}
 			res.vocabulary = row["vocabulary"].text
 		case "party":
@@ -117,7 +123,10 @@ func compareSection(runs []*run) (section, error) {
 				b.Tables = []table{t}
 			}
 			var notes []string
-			if res.maxDocLen != "" {
+			switch {
+			case res.maxDocLen != "" && res.clipEpsilon != "":
+				notes = append(notes, fmt.Sprintf("Every private method clipped documents to %s tokens, chosen by a private quantile at ε = %s per document, included in every ε shown.", res.maxDocLen, res.clipEpsilon))
+			case res.maxDocLen != "":
 				notes = append(notes, fmt.Sprintf("Every private method clipped documents to %s tokens.", res.maxDocLen))
 			}
 			if res.vocabulary != "" {

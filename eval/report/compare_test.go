@@ -81,3 +81,42 @@ func TestCompareSectionRendered(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareClipNote: the note on the clip says when a private quantile
+// chose it, at what ε, and that every ε shown includes it; a fixed clip
+// gets no such words.
+func TestCompareClipNote(t *testing.T) {
+	const fixed = `{"role": "setup", "max_doc_length": 16, "vocabulary": "public: 100 words"}`
+	for _, tt := range []struct {
+		name, setup string
+		want        string
+		absent      string
+	}{
+		{"fixed", fixed, "Every private method clipped documents to 16 tokens.", "private quantile"},
+		{"private quantile",
+			`{"role": "setup", "max_doc_length": 29, "clip": 29, "clip_source": "private quantile", "clip_quantile": 0.95, "clip_epsilon": 0.1, "clip_max": 1000, "clip_releases": {"p1": 29, "p2": 31}, "vocabulary": "public: 100 words"}`,
+			"Every private method clipped documents to 29 tokens, chosen by a private quantile at ε = 0.1 per document, included in every ε shown.", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			x, err := decodeExperiment(strings.NewReader(strings.Replace(compareLines, fixed, tt.setup, 1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			x.id = compareID
+			s, err := compareSection([]*run{{exps: []experiment{x}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Blocks) != 1 || len(s.Blocks[0].Notes) != 1 {
+				t.Fatalf("section %+v; want one block with one note", s.Blocks)
+			}
+			got := s.Blocks[0].Notes[0]
+			if !strings.Contains(got, tt.want) {
+				t.Errorf("note = %q; want it to contain %q", got, tt.want)
+			}
+			if tt.absent != "" && strings.Contains(got, tt.absent) {
+				t.Errorf("note = %q; want no %q", got, tt.absent)
+			}
+		})
+	}
+}
