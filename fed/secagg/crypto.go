@@ -40,16 +40,18 @@ func publicKey(sk [32]byte) ([32]byte, error) {
 	return pk, nil
 }
 
+// privateKey returns the X25519 private key of a scalar, made once for
+// all the pair keys it derives (making it computes its public key).
+func privateKey(sk [32]byte) (*ecdh.PrivateKey, error) {
+	return ecdh.X25519().NewPrivateKey(sk[:])
+}
+
 // pairKey derives the 32-byte key parties a and b share for one use:
 // HKDF-SHA256 over their X25519 shared secret, salted with the session,
 // with the label and the unordered pair as context. An adversarial public
 // key that forces the all-zero shared secret is an error.
-func pairKey(sk [32]byte, peer [32]byte, session []byte, label string, a, b int) ([32]byte, error) {
+func pairKey(priv *ecdh.PrivateKey, peer [32]byte, session []byte, label string, a, b int) ([32]byte, error) {
 	var out [32]byte
-	priv, err := ecdh.X25519().NewPrivateKey(sk[:])
-	if err != nil {
-		return out, err
-	}
 	pub, err := ecdh.X25519().NewPublicKey(peer[:])
 	if err != nil {
 		return out, err

@@ -199,11 +199,15 @@ func (p *Party) shareKeys(m *message) (*message, error) {
 	p.held = make([]heldShares, p.params.Parties)
 	p.held[p.index] = heldShares{seed: seedShares[p.index], key: keyShares[p.index]}
 	out := &message{kind: KindShares, session: p.params.Session, party: p.index}
+	cPriv, err := privateKey(p.cSK)
+	if err != nil {
+		return nil, err
+	}
 	for _, k := range m.keys {
 		if k.party == p.index {
 			continue
 		}
-		key, err := pairKey(p.cSK, k.c, p.params.Session, labelShareKey, p.index, k.party)
+		key, err := pairKey(cPriv, k.c, p.params.Session, labelShareKey, p.index, k.party)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrRefused, err)
 		}
@@ -246,6 +250,14 @@ func (p *Party) mask(m *message, input []int64) (*message, error) {
 			return nil, fmt.Errorf("input value %d is outside ±%d grid steps (clip %v): %w", i, p.bound, p.params.Clip, ErrOverflow)
 		}
 	}
+	cPriv, err := privateKey(p.cSK)
+	if err != nil {
+		return nil, err
+	}
+	sPriv, err := privateKey(p.sSK)
+	if err != nil {
+		return nil, err
+	}
 	held := slices.Clone(p.held)
 	u2 := []int{p.index}
 	for _, s := range m.sealed {
@@ -253,7 +265,7 @@ func (p *Party) mask(m *message, input []int64) (*message, error) {
 		if !ok {
 			return nil, fmt.Errorf("shares from party %d, which was not in the key list: %w", s.peer, ErrRefused)
 		}
-		key, err := pairKey(p.cSK, k.c, p.params.Session, labelShareKey, p.index, s.peer)
+		key, err := pairKey(cPriv, k.c, p.params.Session, labelShareKey, p.index, s.peer)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrRefused, err)
 		}
@@ -276,7 +288,7 @@ func (p *Party) mask(m *message, input []int64) (*message, error) {
 			continue
 		}
 		k, _ := p.keyOf(q)
-		key, err := pairKey(p.sSK, k.s, p.params.Session, labelPairMask, p.index, q)
+		key, err := pairKey(sPriv, k.s, p.params.Session, labelPairMask, p.index, q)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrRefused, err)
 		}

@@ -365,12 +365,13 @@ func (s *Server) collectReveal(msgs []*message, rejected *[]Rejection) (Out, err
 			return Out{}, fmt.Errorf("mask key of dropped party %d: %w", d, err)
 		}
 		kd, _ := s.keyOf(d)
-		if pk, err := publicKey(sk); err != nil || pk != kd.s {
+		priv, err := privateKey(sk)
+		if err != nil || !bytes.Equal(priv.PublicKey().Bytes(), kd.s[:]) {
 			return Out{}, errors.New("a dropped party's rebuilt mask key does not match its public key")
 		}
 		for _, u := range s.u3 {
 			ku, _ := s.keyOf(u)
-			key, err := pairKey(sk, ku.s, s.params.Session, labelPairMask, d, u)
+			key, err := pairKey(priv, ku.s, s.params.Session, labelPairMask, d, u)
 			if err != nil {
 				return Out{}, err
 			}
