@@ -96,7 +96,7 @@
 //
 // The update is a sum, so a run can use secure aggregation (package
 // fed/secagg): the coordinator learns only the sum over the surviving
-// parties, in the ring of 32-bit integers. Without DP a party sends
+// parties, as integers whose sums fit in 32 bits. Without DP a party sends
 // N_i·round(Δ·2^32) for every entry of its change Δ (of W, then θ) and
 // N_i itself, each in two 32-bit parts so that no sum can wrap; the
 // coordinator recovers Σ N_i·Δ_i on the grid of step 2^−32 and Σ N_i
