@@ -157,13 +157,21 @@ func Train(ctx context.Context, docs *corpus.Corpus, cfg Config) (*NGram, error)
 		} else {
 			lv.disc = estimateDiscounts(countsOfCounts(lv.adj))
 		}
-		lv.ctx = map[uint64]contextStat{}
+		// Adjusted counts are whole numbers, so the sums below are exact in
+		// any order of the map; the discounts are applied afterwards, in a
+		// fixed order. No D_k exceeds k, so each n-gram loses exactly
+		// D(a) ≤ a.
+		counts := map[uint64][4]float64{} // context → total, N1, N2, N3+
 		for k, a := range lv.adj {
 			c := k / maxSymbols // the context: all but the last symbol
-			st := lv.ctx[c]
-			st.total += a
-			st.removed += math.Min(lv.discount(a), a)
-			lv.ctx[c] = st
+			n := counts[c]
+			n[0] += a
+			n[min(int(a), 3)]++
+			counts[c] = n
+		}
+		lv.ctx = make(map[uint64]contextStat, len(counts))
+		for c, n := range counts {
+			lv.ctx[c] = contextStat{total: n[0], removed: lv.disc[0]*n[1] + lv.disc[1]*n[2] + lv.disc[2]*n[3]}
 		}
 	}
 	return m, nil
