@@ -230,7 +230,7 @@ func (c *client) updateW(w []float64, step float64) {
 // entry. Where more than a quarter of W's entries were clipped, a fresh
 // WᵀW is cheaper, and the next step computes it (c.qValid = false).
 // Rounding drifts Q away from WᵀW by about one unit in the last place per
-// step (1.7e-14 of its largest entry after 360 steps on WordNet's glosses,
+// step (1.7e-14 of its largest entry after 360 steps on the demo glosses,
 // K = 50); epochs starts every call from a fresh WᵀW, and step computes one
 // every refreshGram steps, which bounds the drift at a cost of V·K²/64
 // multiplications a step.

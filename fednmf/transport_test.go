@@ -107,10 +107,11 @@ func TestTransportsAgree(t *testing.T) {
 
 // BenchmarkFederatedRun times a whole FedNMF+MI run in process and over
 // gRPC: 10 parties (an even split of the benchmark corpus over the
-// vocabulary of benchVocab), K = 50, C = 0.2, λ = 0.1, FEDTOPIC_BENCH_ROUNDS
-// rounds (default 100), and reports its seconds and the bytes per sampled
-// party and round, up and down, and whether the two transports' final
-// models agree (same = 1).
+// vocabulary of benchVocab), K = 50, C = 0.2, λ = 0.1 (or
+// FEDTOPIC_BENCH_MI_LAMBDA; 0 is plain FedNMF), FEDTOPIC_BENCH_ROUNDS
+// rounds (default 100), and reports its seconds (wall and CPU, all
+// goroutines) and the bytes per sampled party and round, up and down; it
+// fails if the two transports' final models differ.
 //
 //	FEDTOPIC_BENCH_CORPUS=wordnet.jsonl go test -run '^$' -bench FederatedRun -benchtime 1x ./fednmf
 func BenchmarkFederatedRun(b *testing.B) {
@@ -134,15 +135,25 @@ func BenchmarkFederatedRun(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := Config{K: 50, Rounds: rounds, ClientFraction: 0.2, MILambda: 0.1}
+	lambda := 0.1
+	if s := os.Getenv("FEDTOPIC_BENCH_MI_LAMBDA"); s != "" {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		lambda = v
+	}
+	cfg := Config{K: 50, Rounds: rounds, ClientFraction: 0.2, MILambda: lambda}
 	b.Logf("%d documents, %d tokens, %d words, %d rounds", c.NumDocs(), c.NumTokens(), c.V, rounds)
 	var finals [][]byte
 	for _, tr := range []fedtest.Transport{fedtest.InProc(inproc.Faults{}), fedtest.Loopback()} {
 		b.Run(tr.String(), func(b *testing.B) {
 			var out *runOutcome
+			cpu0 := cpuSeconds(b)
 			for range b.N {
 				out = playRun(b, tr, cfg, parts, v.Words(), 1)
 			}
+			b.ReportMetric((cpuSeconds(b)-cpu0)/float64(b.N), "cpu-s/run")
 			var up, down int64
 			for _, t := range out.traffic {
 				up += t.Up
