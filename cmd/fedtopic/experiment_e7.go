@@ -131,8 +131,8 @@ and the value; the main run is the point α = 1, 10 parties of both.`,
 					continue
 				}
 				n, err := strconv.Atoi(v)
-				if err != nil || n < 2 {
-					return usagef("--party-counts %q: want whole numbers of at least 2", counts)
+				if err != nil || n < 1 {
+					return usagef("--party-counts %q: want whole numbers of at least 1", counts)
 				}
 				countList = append(countList, n)
 			}
@@ -224,7 +224,7 @@ and the value; the main run is the point α = 1, 10 parties of both.`,
 	fs.StringVar(&embeddings, "embeddings", "", "word vectors (word2vec/GloVe text, as fedtopic embed writes them) for embedding coherence")
 	fs.IntVar(&topN, "top-n", eval.DefaultTopN, "top words per topic for coherence")
 	fs.StringVar(&alphas, "alphas", "0.1,10", "Dirichlet concentrations α of the sweep over label skew (10 parties; empty: no sweep)")
-	fs.StringVar(&counts, "party-counts", "5,20", "numbers of parties of the sweep over the federation's size (α = 1; empty: no sweep)")
+	fs.StringVar(&counts, "party-counts", "1,30,50", "numbers of parties of the sweep over the federation's size, the paper's besides the main run's 10 (α = 1; empty: no sweep)")
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -71,5 +72,25 @@ func TestExperimentE7(t *testing.T) {
 	}
 	if n := len(e7FedNMF()); sweeps["alpha"] != n || sweeps["parties"] != n {
 		t.Errorf("sweep lines %v; want %d of each", sweeps, n)
+	}
+}
+
+// TestExperimentE7BadSweeps checks that e7 refuses sweep values it cannot
+// run, naming the flag, before it reads the corpus.
+func TestExperimentE7BadSweeps(t *testing.T) {
+	tests := []struct {
+		flag, value string
+	}{
+		{"--alphas", "0.5,x"},
+		{"--alphas", "0"},
+		{"--party-counts", "0"},
+		{"--party-counts", "2.5"},
+	}
+	for _, tt := range tests {
+		args := []string{"experiment", "e7", "--corpus", "no-such-file.jsonl", tt.flag, tt.value}
+		_, _, err := runCmd(t, args...)
+		if err == nil || !strings.Contains(err.Error(), tt.flag) {
+			t.Errorf("run(%q) = %v; want an error naming %s", args, err, tt.flag)
+		}
 	}
 }
