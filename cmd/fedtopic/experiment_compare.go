@@ -73,6 +73,10 @@ type compareVariant struct {
 	// under differential privacy), each named by its setting; the one of
 	// lowest development perplexity is kept.
 	post func(m *topic.Model, params json.RawMessage, parties int) ([]postModel, error)
+	// secure runs the method under secure aggregation with every party
+	// required (t = n): each party adds its share of the noise, so the sum
+	// carries the noise of one party instead of n.
+	secure bool
 }
 
 // postModel is a global model after a post-processing.
@@ -92,6 +96,10 @@ type compareRun struct {
 	emb       *eval.Embeddings
 	class     *classData
 	vocabDesc string
+	// secureThreshold is the secure-aggregation threshold of the variant
+	// being run (0: none), set by withVariant.
+	secureThreshold int
+	locals          []*topic.Model // each party's own non-private model, the reference of its composed models
 }
 
 // compareVariants lists every private method and variant compare runs, in
@@ -111,6 +119,10 @@ func compareVariants() []compareVariant {
 			params: pctdParamsFor(pctd.VariantSSP)},
 		{name: "pctd-ssp-threshold", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 1e-4, hi: 1e4, rounds: []int{5, 10, 20},
 			params: pctdParamsFor(pctd.VariantSSP), post: pctdThreshold},
+		// The secure variant's noise must fit under the 32-bit sum's bound
+		// with room for the data: below ε = 0.1 per document it does not.
+		{name: "pctd-ssp-secure", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 0.1, hi: 1e4, rounds: []int{5, 10, 20},
+			params: pctdParamsFor(pctd.VariantSSP), post: pctdThreshold, secure: true},
 		{name: "pctd-unit", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 1e-4, hi: 1e4, rounds: []int{5, 10, 20},
 			params: pctdParamsFor(pctd.VariantUnit)},
 		{name: "fedlda-krr", method: fedlda.Algorithm.Name, knob: "epsilon_per_tuple", increasing: true, lo: 1e-6, hi: 1e3, rounds: []int{fedlda.DefaultRounds},
@@ -133,7 +145,7 @@ func compareVariants() []compareVariant {
 func pctdParamsFor(variant string) func(c *compareRun, x float64, r int, noNoise bool) (any, error) {
 	return func(c *compareRun, x float64, r int, noNoise bool) (any, error) {
 		cfg := pctd.Config{Variant: variant, Epsilon: x, Delta: c.f.delta, Topics: c.f.topics, Rounds: r, MaxDocTokens: c.maxLen,
-			Unit: pctd.UnitDocument, Workers: c.x.workers, NoNoise: noNoise}
+			Unit: pctd.UnitDocument, Workers: c.x.workers, NoNoise: noNoise, SecureThreshold: c.secureThreshold}
 		if noNoise {
 			cfg.Epsilon, cfg.Delta, cfg.Unit = 0, 0, ""
 		}
@@ -276,8 +288,9 @@ func (c *compareRun) calibrate(v compareVariant, meth *method, target float64, r
 	if hi, err := eval(loss); err == nil && fits(hi) {
 		return hi, nil
 	}
+	// Bisection in log space to a relative precision of 1e-9 of the knob.
 	a, b := math.Log(safe), math.Log(loss)
-	for range 80 {
+	for math.Abs(b-a) > 1e-9 {
 		m := (a + b) / 2
 		cal, err := eval(math.Exp(m))
 		if err == nil && fits(cal) {
@@ -553,6 +566,17 @@ func (c *compareRun) bestLocal(ctx context.Context, docs *corpus.Corpus, grid []
 	return best, bestDev, secs, nil
 }
 
+// thresholdFor is the secure-aggregation threshold variant v runs with at
+// target: every party (t = n) for a secure variant with noise, else none
+// (0). Without noise secure aggregation changes nothing the comparison
+// measures.
+func (c *compareRun) thresholdFor(v compareVariant, target float64) int {
+	if !v.secure || math.IsInf(target, 1) {
+		return 0
+	}
+	return len(c.x.data.parts)
+}
+
 // runVariant runs one calibrated configuration through the code path
 // simulate uses (package sim with the method's params), with every party's
 // ledger capped at the budget, and measures its global model on the
@@ -562,6 +586,9 @@ func (c *compareRun) bestLocal(ctx context.Context, docs *corpus.Corpus, grid []
 func (c *compareRun) runVariant(ctx context.Context, meth *method, params json.RawMessage, budget accountant.Budget) (*sim.Result, float64, float64, error) {
 	d := c.x.data
 	sc := sim.Scenario{Algorithm: meth.alg, Params: params, Corpora: d.parts, Vocab: d.vocab, Seed: c.x.seed, Budget: budget}
+	if c.secureThreshold > 0 {
+		sc.SecureAggregation, sc.SecureThreshold = true, c.secureThreshold
+	}
 	if c.clip != nil && budget.Epsilon > 0 {
 		dir, err := os.MkdirTemp("", "fedtopic-compare-ledgers-")
 		if err != nil {
@@ -956,6 +983,7 @@ func (c *compareRun) run(ctx context.Context, vs []compareVariant, grid []int, t
 		if err := c.measure(ctx, m, line); err != nil {
 			return err
 		}
+		c.locals = append(c.locals, m)
 		fmt.Fprintf(x.log, "  p%d alone: K = %d, perplexity %.1f\n", p+1, m.K, line["perplexity"])
 		if err := x.emit(line); err != nil {
 			return err
@@ -994,6 +1022,8 @@ func (c *compareRun) run(ctx context.Context, vs []compareVariant, grid []int, t
 // keeps the run of lowest development perplexity and emits its line.
 func (c *compareRun) runTarget(ctx context.Context, v compareVariant, meth *method, target float64) error {
 	x := c.x
+	c.secureThreshold = c.thresholdFor(v, target)
+	defer func() { c.secureThreshold = 0 }()
 	base := map[string]any{"role": "private", "method": v.name, "algorithm": v.method, "target_epsilon": epsilonValue(target), "delta": c.f.delta}
 	var (
 		best     map[string]any
@@ -1086,5 +1116,8 @@ func (c *compareRun) runTarget(ctx context.Context, v compareVariant, meth *meth
 	}
 	best["k"] = bestRes.Global.K
 	fmt.Fprintf(x.log, "  %s at ε = %v: %d rounds, perplexity %.1f\n", v.name, epsilonValue(target), best["rounds"], best["perplexity"])
-	return x.emit(best)
+	if err := x.emit(best); err != nil {
+		return err
+	}
+	return c.composed(ctx, best, bestRes.Global)
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fedtopic/fedtopic/topic"
 )
 
 // compareArgs are the settings of the small compare runs of the tests.
@@ -78,6 +80,70 @@ func TestExperimentCompare(t *testing.T) {
 			}
 		}
 	}
+	// Every private model gives each party a composed model: its own
+	// topics beside the federated ones, at the private line's spend.
+	private := map[string]map[string]any{}
+	for _, l := range lines {
+		if l["role"] == "private" {
+			private[fmt.Sprint(l["method"], "@", l["target_epsilon"])] = l
+		}
+	}
+	composed := map[string]int{}
+	for _, l := range lines {
+		if l["role"] != "composed" {
+			continue
+		}
+		key := fmt.Sprint(l["method"], "@", l["target_epsilon"])
+		composed[key]++
+		p, ok := private[key]
+		if !ok {
+			t.Errorf("composed line of %s without its private line", key)
+			continue
+		}
+		if l["doc_epsilon"] != p["doc_epsilon"] {
+			t.Errorf("%s composed for %v: ε %v, the private run spent %v", key, l["party"], l["doc_epsilon"], p["doc_epsilon"])
+		}
+		if pp, _ := l["perplexity"].(float64); !(pp > 0) {
+			t.Errorf("%s composed for %v: perplexity %v", key, l["party"], l["perplexity"])
+		}
+		if k, _ := l["k"].(float64); k != p["k"].(float64)+l["own_k"].(float64) {
+			t.Errorf("%s composed for %v: K = %v; want the party's %v plus the federated %v", key, l["party"], l["k"], l["own_k"], p["k"])
+		}
+	}
+	for key := range seen {
+		if composed[key] != 3 {
+			t.Errorf("%s: %d composed lines; want one per party", key, composed[key])
+		}
+	}
+}
+
+// TestCompose checks a composed model: the party's topics then the
+// federated ones, the federated prior scaled, and a federated model
+// without a prior (NMF) given 1/K per topic.
+func TestCompose(t *testing.T) {
+	own := &topic.Model{K: 2, V: 2, Phi: []float64{0.9, 0.1, 0.2, 0.8}, Alpha: []float64{0.3, 0.3}, Beta: 0.01, Vocab: []string{"a", "b"}}
+	global := &topic.Model{K: 1, V: 2, Phi: []float64{0.5, 0.5}, Alpha: []float64{0.2}}
+	m, err := compose(own, global, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []float64{0.9, 0.1, 0.2, 0.8, 0.5, 0.5}; !slices.Equal(m.Phi, want) || m.K != 3 {
+		t.Errorf("composed Φ = %v (K = %d); want %v", m.Phi, m.K, want)
+	}
+	if want := []float64{0.3, 0.3, 0.8}; !slices.Equal(m.Alpha, want) {
+		t.Errorf("composed α = %v; want %v", m.Alpha, want)
+	}
+	global.Alpha = nil
+	m, err = compose(own, global, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []float64{0.3, 0.3, 0.5}; !slices.Equal(m.Alpha, want) {
+		t.Errorf("composed α with an NMF model = %v; want %v", m.Alpha, want)
+	}
+	if _, err := compose(own, &topic.Model{K: 1, V: 3, Phi: []float64{0.2, 0.3, 0.5}}, 1); err == nil {
+		t.Error("models over different vocabularies composed")
+	}
 }
 
 // TestExperimentCompareAgreesWithSimulate checks that each variant's
@@ -85,7 +151,7 @@ func TestExperimentCompare(t *testing.T) {
 func TestExperimentCompareAgreesWithSimulate(t *testing.T) {
 	corpusPath := labelledCorpus(t, 240)
 	dir := filepath.Join(t.TempDir(), "cmp")
-	args := compareArgs(t, corpusPath, dir, "--doc-epsilon", "3", "--methods", "ftm,pctd-ssp,fedlda-krr,fednmf-dp",
+	args := compareArgs(t, corpusPath, dir, "--doc-epsilon", "3", "--methods", "ftm,pctd-ssp,pctd-ssp-secure,fedlda-krr,fednmf-dp",
 		"--rounds", "ftm=2,pctd=3,fedlda=2,fednmf=2")
 	if _, stderr, err := runCmd(t, args...); err != nil {
 		t.Fatalf("run(%q) = %v; stderr:\n%s", args, err, stderr)
@@ -116,6 +182,10 @@ func TestExperimentCompareAgreesWithSimulate(t *testing.T) {
 		}},
 		{"pctd-ssp", func(l map[string]any) []string {
 			return []string{"--algorithm", "pctd", "--epsilon", num(l, "epsilon_target"), "--max-doc-length", "8", "--rounds", "3"}
+		}},
+		{"pctd-ssp-secure", func(l map[string]any) []string {
+			return []string{"--algorithm", "pctd", "--epsilon", num(l, "epsilon_target"), "--max-doc-length", "8", "--rounds", "3",
+				"--secure-aggregation", "--threshold", "3"}
 		}},
 		{"fedlda-krr", func(l map[string]any) []string {
 			return []string{"--algorithm", "fedlda", "--epsilon", num(l, "epsilon_per_tuple"), "--max-doc-length", "8", "--rounds", "2"}

@@ -119,6 +119,8 @@ func (r *e8Run) claim(t e8Model, perp float64) error {
 // the reason when the budget is out of reach.
 func (r *e8Run) private(ctx context.Context, v compareVariant, meth *method, target float64) (*e8Model, string, error) {
 	c := r.c
+	c.secureThreshold = c.thresholdFor(v, target)
+	defer func() { c.secureThreshold = 0 }()
 	var (
 		best    *e8Model
 		bestDev = math.Inf(1)
