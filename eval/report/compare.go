@@ -38,6 +38,15 @@ type compareResults struct {
 	maxDocLen   string
 	clipEpsilon string // ε per document of the private quantile that chose the clip; "" when fixed
 	vocabulary  string
+	composed    []composedPoint
+}
+
+// composedPoint is one party's composed model: its own topics beside a
+// private method's federated topics at a target ε.
+type composedPoint struct {
+	method, party string
+	eps           float64
+	perp          float64
 }
 
 // readCompare collects the comparison's rows.
@@ -64,6 +73,11 @@ func readCompare(x experiment) compareResults {
 		case "pooled":
 			if hasPerp && perp.isNum {
 				res.pooled = &reference{name: "pooled (non-private)", perp: perp.num}
+			}
+		case "composed":
+			t := row["target_epsilon"]
+			if t.isNum && hasPerp && perp.isNum {
+				res.composed = append(res.composed, composedPoint{method: method, party: row["party"].text, eps: t.num, perp: perp.num})
 			}
 		case "private":
 			t := row["target_epsilon"]
@@ -292,9 +306,15 @@ func recommendation(res compareResults) string {
 				epsText(e), winner.method, formatNumber(winner.perp), formatNumber(best.perp), strings.TrimSuffix(best.name, " alone"), 100*(winner.perp/best.perp-1)))
 		}
 	}
-	if first > 0 {
+	composed, joinAt, joinWith := composedSentences(res)
+	sents = append(sents, composed...)
+	switch {
+	case first > 0:
 		sents = append(sents, fmt.Sprintf("Recommendation: with a budget of at least ε = %s per document, use the method named there; below it, each party is better served by its own model.", epsText(first)))
-	} else {
+	case joinAt > 0:
+		sents = append(sents, fmt.Sprintf("Recommendation: no federated model alone beats %s's own, but with a budget of at least ε = %s per document every party gains by joining %s and keeping its own topics beside the federated ones.",
+			strings.TrimSuffix(best.name, " alone"), epsText(joinAt), joinWith))
+	default:
 		sents = append(sents, fmt.Sprintf("Recommendation: at these budgets no private method is worth joining for held-out perplexity; each party's own model is better, and %s alone is the best of them.", strings.TrimSuffix(best.name, " alone")))
 	}
 	if res.pooled != nil {
@@ -314,4 +334,71 @@ func recommendation(res compareResults) string {
 		sents = append(sents, "Out of reach at any setting: "+strings.Join(unreach, "; ")+".")
 	}
 	return strings.Join(sents, " ")
+}
+
+// composedSentences says, at each finite target, whether joining pays for
+// every party that keeps its own model: the method whose composed models
+// (a party's own topics beside the federated ones) beat their parties
+// alone for the most parties, ties broken by the smallest mean ratio. It
+// also returns the smallest target at which every party gains, and with
+// which method (0 and "" if none).
+func composedSentences(res compareResults) ([]string, float64, string) {
+	alone := map[string]float64{}
+	for _, p := range res.parties {
+		alone[strings.TrimSuffix(p.name, " alone")] = p.perp
+	}
+	var (
+		sents    []string
+		joinAt   float64
+		joinWith string
+	)
+	for _, e := range res.targets {
+		type score struct {
+			method       string
+			wins         int
+			ratio        float64
+			n            int
+			better, diff []string
+		}
+		var best *score
+		for _, m := range res.methods {
+			s := score{method: m}
+			for _, c := range res.composed {
+				a, ok := alone[c.party]
+				if c.method != m || c.eps != e || !ok {
+					continue
+				}
+				s.n++
+				s.ratio += c.perp / a
+				s.diff = append(s.diff, fmt.Sprintf("%s %s → %s", c.party, formatNumber(a), formatNumber(c.perp)))
+				if c.perp < a {
+					s.wins++
+					s.better = append(s.better, c.party)
+				}
+			}
+			if s.n == 0 {
+				continue
+			}
+			s.ratio /= float64(s.n)
+			if best == nil || s.wins > best.wins || (s.wins == best.wins && s.ratio < best.ratio) {
+				best = &s
+			}
+		}
+		switch {
+		case best == nil:
+		case best.wins == best.n:
+			if joinAt == 0 {
+				joinAt, joinWith = e, best.method
+			}
+			sents = append(sents, fmt.Sprintf("At ε = %s per document, joining pays for every party that keeps its own model: its own topics beside %s's federated topics beat it alone (%s).",
+				epsText(e), best.method, strings.Join(best.diff, ", ")))
+		case best.wins > 0:
+			sents = append(sents, fmt.Sprintf("At ε = %s per document, a party's own topics beside %s's federated topics beat it alone for %s only (%s).",
+				epsText(e), best.method, strings.Join(best.better, ", "), strings.Join(best.diff, ", ")))
+		default:
+			sents = append(sents, fmt.Sprintf("At ε = %s per document, no party gains by adding any method's federated topics to its own (the closest, %s: %s).",
+				epsText(e), best.method, strings.Join(best.diff, ", ")))
+		}
+	}
+	return sents, joinAt, joinWith
 }

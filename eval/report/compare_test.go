@@ -120,3 +120,36 @@ func TestCompareClipNote(t *testing.T) {
 		})
 	}
 }
+
+// TestCompareComposedRecommendation checks the advice when no federated
+// model beats the best party but the parties' composed models (their own
+// topics beside the federated ones) beat them alone: for every party at
+// ε = 4, for one party at ε = 1.
+func TestCompareComposedRecommendation(t *testing.T) {
+	lines := strings.ReplaceAll(compareLines, `"perplexity": 650`, `"perplexity": 750`)
+	lines = strings.ReplaceAll(lines, `"doc_epsilon": 4, "perplexity": 690`, `"doc_epsilon": 4, "perplexity": 790`)
+	lines += `{"role": "composed", "method": "pctd-ssp", "party": "p1", "target_epsilon": 1, "perplexity": 850}
+{"role": "composed", "method": "pctd-ssp", "party": "p2", "target_epsilon": 1, "perplexity": 710}
+{"role": "composed", "method": "pctd-ssp", "party": "p1", "target_epsilon": 4, "perplexity": 820}
+{"role": "composed", "method": "pctd-ssp", "party": "p2", "target_epsilon": 4, "perplexity": 680}
+{"role": "composed", "method": "ftm", "party": "p1", "target_epsilon": 4, "perplexity": 890}
+{"role": "composed", "method": "ftm", "party": "p2", "target_epsilon": 4, "perplexity": 699}
+`
+	x, err := decodeExperiment(strings.NewReader(lines))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := recommendation(readCompare(x))
+	for _, want := range []string{
+		"At ε = 1 per document, a party's own topics beside pctd-ssp's federated topics beat it alone for p1 only (p1 900 → 850, p2 700 → 710).",
+		"At ε = 4 per document, joining pays for every party that keeps its own model: its own topics beside pctd-ssp's federated topics beat it alone (p1 900 → 820, p2 700 → 680).",
+		"Recommendation: no federated model alone beats p2's own, but with a budget of at least ε = 4 per document every party gains by joining pctd-ssp and keeping its own topics beside the federated ones.",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("recommendation = %q; want it to contain %q", got, want)
+		}
+	}
+	if strings.Contains(got, "no private method is worth joining") {
+		t.Errorf("recommendation = %q; advises against joining although every party gains at ε = 4", got)
+	}
+}
