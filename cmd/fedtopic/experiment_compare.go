@@ -166,7 +166,12 @@ func pctdThreshold(m *topic.Model, params json.RawMessage, parties int) ([]postM
 		return nil, err
 	}
 	r := cfg.Resolved()
+	// Each party's noise has variance NoiseStd²; distributed among t
+	// parties, each adds a share of variance NoiseStd²/t.
 	std := r.NoiseStd() * math.Sqrt(float64(parties))
+	if r.SecureThreshold > 0 {
+		std = r.NoiseStd() * math.Sqrt(float64(parties)/float64(r.SecureThreshold))
+	}
 	counts := make([]float64, len(m.Phi))
 	for k := range m.K {
 		row := m.Phi[k*m.V : (k+1)*m.V]
@@ -772,7 +777,10 @@ noise for its SSP and unit variants, FedLDA's ε per tuple for kRR and
 t-kRR, DP-FedNMF's noise multiplier), runs it in process over the same
 code path as simulate, and measures its global model. ε = inf runs each
 method without noise. It also trains each party's own non-private LDA and
-the pooled non-private LDA, the references a private model must beat.
+the pooled non-private LDA, the references a private model must beat, and
+for every private model each party's composed model: its own topics beside
+the federated ones (pctd-ssp-secure runs PC-TD under secure aggregation,
+each party adding a share of the noise).
 
 Knobs are tuned on development documents only: --dev-fraction of each
 party's documents, never trained on. The number of rounds of a method
@@ -928,7 +936,7 @@ recommendation.`,
 	fs.StringVar(&f.testFile, "test", "", "held-out documents (default: --test-fraction of the corpus)")
 	fs.StringVar(&f.embeddings, "embeddings", "", "word2vec or GloVe text vectors: embedding coherence of every model")
 	fs.Float64Var(&f.devFraction, "dev-fraction", 0.1, "share of each party's documents held out as development documents, which choose every tuned setting")
-	fs.StringVar(&f.variants, "methods", "", "comma-separated methods or variants to run (default all): ftm, pctd-ssp, pctd-ssp-threshold, pctd-unit, fedlda-krr, fedlda-tkrr, fednmf-dp")
+	fs.StringVar(&f.variants, "methods", "", "comma-separated methods or variants to run (default all): ftm, pctd-ssp, pctd-ssp-threshold, pctd-ssp-secure, pctd-unit, fedlda-krr, fedlda-tkrr, fednmf-dp")
 	fs.StringVar(&f.rounds, "rounds", "", "candidate rounds per method or variant, chosen on the development documents: pctd=5|10|20,fednmf=30 (defaults: ftm 5, pctd 5|10|20, fedlda 20, fednmf 30)")
 	fs.IntVar(&f.iterations, "iterations", 300, "sweeps of the parties' and the pooled model's samplers")
 	fs.Float64Var(&f.nmfClip, "fednmf-clip", 1, "DP-FedNMF: S, the L2 norm each party's update is clipped to")
