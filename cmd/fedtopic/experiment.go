@@ -292,7 +292,7 @@ func (x *experiment) save(name string, m *topic.Model) error {
 
 func newExperimentCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "experiment e1|e2|e3|e4|e5|e6|e7|dev|attacks|compare",
+		Use:   "experiment e1|e2|e3|e4|e5|e6|e7|e8|dev|attacks|compare",
 		Short: "Run the experiments that check the papers' claims (docs/experiments.md) and write JSON lines",
 		Long: `experiment runs one of the experiments that check the papers' claims on real
 text, and writes one JSON line per measured model or round.
@@ -312,6 +312,9 @@ text, and writes one JSON line per measured model or round.
        the truncation δ and the sample ratio.
   e7   FedNMF (FedNMF Tables III-IV): coherence and SVM accuracy for LDA,
        NMF, NMF-SGD (±MI) and the four server optimizers (±MI), over K.
+  e8   topic-adapted language model (FTM/iFTM): a Kneser–Ney trigram alone
+       and adapted by each party's, the pooled, AD-LDA's and each private
+       method's topics; held-out per-word perplexity against λ.
   dev  the development measurements behind FTM's defaults (L, ξ, K,
        local iterations, MH steps).
   attacks
@@ -320,7 +323,8 @@ text, and writes one JSON line per measured model or round.
        (docs/attacks.md).
   compare
        which method at which budget: every private method calibrated to one
-       document-level ε, against each party alone and the pooled data
+       document-level ε, against each party alone and the pooled data,
+       and each party's own topics beside the federated ones
        (docs/compare.md).
 
 The corpus is the WordNet glosses (python3 bench/wordnet_glosses.py > FILE,
