@@ -15,8 +15,8 @@
 # document is held out; the vocabulary is the V most frequent words by
 # document frequency in the training documents. Settings, from the
 # environment: K (10), V (8000), T (20 iterations), EPSILON (10, per tuple),
-# SEED (1), RUNS (the mechanism:sampler pairs, default "none:gibbs
-# krr:gibbs tkrr:gibbs rrp:gibbs none:mh krr:mh"). fedtopic runs in three
+# SEED (1), RUNS (the mechanism:sampler pairs, default "none:gibbs krr:gibbs
+# tkrr:gibbs rrp:gibbs none:mh krr:mh"; empty for none). fedtopic runs in three
 # parties with its defaults (M = 20, r = 0.7, δ = 0.05 for t-kRR); its RRP
 # needs a δ whose total T·l·2δ is a guarantee, so it runs at RRP_DELTA
 # (1.7e-8: a total of 0.95e-5 at the defaults, within simulate's default
@@ -41,7 +41,7 @@ V=${V:-8000}
 T=${T:-20}
 EPSILON=${EPSILON:-10}
 SEED=${SEED:-1}
-RUNS=${RUNS:-"none:gibbs krr:gibbs tkrr:gibbs rrp:gibbs none:mh krr:mh"}
+RUNS=${RUNS-"none:gibbs krr:gibbs tkrr:gibbs rrp:gibbs none:mh krr:mh"}
 RRP_DELTA=${RRP_DELTA:-1.7e-8}
 REF_DELTA=${REF_DELTA:-0.05}
 VARIANTS=${VARIANTS-"alpha nopad alpha,nopad"}
