@@ -1030,9 +1030,38 @@ func (c *compareRun) run(ctx context.Context, vs []compareVariant, grid []int, t
 // keeps the run of lowest development perplexity and emits its line.
 func (c *compareRun) runTarget(ctx context.Context, v compareVariant, meth *method, target float64) error {
 	x := c.x
+	base := map[string]any{"role": "private", "method": v.name, "algorithm": v.method, "target_epsilon": epsilonValue(target), "delta": c.f.delta}
+	best, bestRes, reasons, err := c.tune(ctx, v, meth, target, base)
+	if err != nil {
+		return err
+	}
+	if best == nil {
+		line := base
+		line["status"], line["reason"] = "unreachable", strings.Join(reasons, "; ")
+		fmt.Fprintf(x.log, "  %s at ε = %v: unreachable: %s\n", v.name, epsilonValue(target), line["reason"])
+		return x.emit(line)
+	}
+	if err := c.measure(ctx, bestRes.Global, best); err != nil {
+		return err
+	}
+	best["k"] = bestRes.Global.K
+	fmt.Fprintf(x.log, "  %s at ε = %v: %d rounds, perplexity %.1f\n", v.name, epsilonValue(target), best["rounds"], best["perplexity"])
+	if err := x.emit(best); err != nil {
+		return err
+	}
+	return c.composed(ctx, best, bestRes.Global)
+}
+
+// tune calibrates v to target for every candidate number of rounds, runs
+// each (under secure aggregation for a secure variant), applies v's
+// post-processing, and returns the line — base plus the calibrated setting,
+// its plan, spend and development perplexity — and the result of the run
+// of lowest development perplexity; nil and the reasons when no candidate
+// reaches the budget.
+func (c *compareRun) tune(ctx context.Context, v compareVariant, meth *method, target float64, base map[string]any) (map[string]any, *sim.Result, []string, error) {
+	x := c.x
 	c.secureThreshold = c.thresholdFor(v, target)
 	defer func() { c.secureThreshold = 0 }()
-	base := map[string]any{"role": "private", "method": v.name, "algorithm": v.method, "target_epsilon": epsilonValue(target), "delta": c.f.delta}
 	var (
 		best     map[string]any
 		bestRes  *sim.Result
@@ -1051,10 +1080,10 @@ func (c *compareRun) runTarget(ctx context.Context, v compareVariant, meth *meth
 		if math.IsInf(target, 1) {
 			p, err := v.params(c, 0, r, true)
 			if err != nil {
-				return err
+				return nil, nil, nil, err
 			}
 			if params, err = json.Marshal(p); err != nil {
-				return err
+				return nil, nil, nil, err
 			}
 			budget = accountant.Budget{}
 		} else {
@@ -1064,7 +1093,7 @@ func (c *compareRun) runTarget(ctx context.Context, v compareVariant, meth *meth
 				continue
 			}
 			if err != nil {
-				return err
+				return nil, nil, nil, err
 			}
 			params = cal.params
 			line[v.knob] = cal.knob
@@ -1078,18 +1107,18 @@ func (c *compareRun) runTarget(ctx context.Context, v compareVariant, meth *meth
 		}
 		res, dev, secs, err := c.runVariant(ctx, meth, params, budget)
 		if err != nil {
-			return err
+			return nil, nil, nil, err
 		}
 		if v.post != nil {
 			pms, err := v.post(res.Global, params, len(c.x.data.parts))
 			if err != nil {
-				return err
+				return nil, nil, nil, err
 			}
 			dev = math.Inf(1)
 			for _, pm := range pms {
 				pd, err := c.perplexity(ctx, pm.model, c.dev)
 				if err != nil {
-					return err
+					return nil, nil, nil, err
 				}
 				if pd < dev {
 					dev, res.Global = pd, pm.model
@@ -1110,22 +1139,8 @@ func (c *compareRun) runTarget(ctx context.Context, v compareVariant, meth *meth
 			best, bestRes, bestDev = line, res, dev
 		}
 	}
-	if best == nil {
-		line := base
-		line["status"], line["reason"] = "unreachable", strings.Join(reasons, "; ")
-		fmt.Fprintf(x.log, "  %s at ε = %v: unreachable: %s\n", v.name, epsilonValue(target), line["reason"])
-		return x.emit(line)
-	}
-	if len(rounds) > 1 {
+	if best != nil && len(rounds) > 1 {
 		best["rounds_dev"] = strings.Join(devByRds, ",")
 	}
-	if err := c.measure(ctx, bestRes.Global, best); err != nil {
-		return err
-	}
-	best["k"] = bestRes.Global.K
-	fmt.Fprintf(x.log, "  %s at ε = %v: %d rounds, perplexity %.1f\n", v.name, epsilonValue(target), best["rounds"], best["perplexity"])
-	if err := x.emit(best); err != nil {
-		return err
-	}
-	return c.composed(ctx, best, bestRes.Global)
+	return best, bestRes, reasons, nil
 }

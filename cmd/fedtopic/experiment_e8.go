@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fedtopic/fedtopic/eval/lm"
-	"github.com/fedtopic/fedtopic/privacy/accountant"
 	"github.com/fedtopic/fedtopic/sim"
 	"github.com/fedtopic/fedtopic/sim/adlda"
 	"github.com/fedtopic/fedtopic/topic"
@@ -118,76 +117,20 @@ func (r *e8Run) claim(t e8Model, perp float64) error {
 // the variant's post-processing) and returns its global model; nil with
 // the reason when the budget is out of reach.
 func (r *e8Run) private(ctx context.Context, v compareVariant, meth *method, target float64) (*e8Model, string, error) {
-	c := r.c
-	c.secureThreshold = c.thresholdFor(v, target)
-	defer func() { c.secureThreshold = 0 }()
-	var (
-		best    *e8Model
-		bestDev = math.Inf(1)
-		reasons []string
-	)
-	for _, rounds := range v.rounds {
-		line := map[string]any{"method": v.name, "algorithm": v.method, "target_epsilon": epsilonValue(target)}
-		var params json.RawMessage
-		budget := accountant.Budget{Epsilon: target, Delta: c.f.delta, Unit: "document"}
-		if math.IsInf(target, 1) {
-			p, err := v.params(c, 0, rounds, true)
-			if err != nil {
-				return nil, "", err
-			}
-			if params, err = json.Marshal(p); err != nil {
-				return nil, "", err
-			}
-			budget = accountant.Budget{}
-		} else {
-			cal, err := c.calibrate(v, meth, target, rounds)
-			if errors.Is(err, errUnreachable) {
-				reasons = append(reasons, fmt.Sprintf("%d rounds: %s", rounds, strings.TrimPrefix(err.Error(), errUnreachable.Error()+": ")))
-				continue
-			}
-			if err != nil {
-				return nil, "", err
-			}
-			params = cal.params
-			line[v.knob] = cal.knob
-		}
-		res, dev, secs, err := c.runVariant(ctx, meth, params, budget)
-		if err != nil {
-			return nil, "", err
-		}
-		if v.post != nil {
-			pms, err := v.post(res.Global, params, len(c.x.data.parts))
-			if err != nil {
-				return nil, "", err
-			}
-			dev = math.Inf(1)
-			for _, pm := range pms {
-				pd, err := c.perplexity(ctx, pm.model, c.dev)
-				if err != nil {
-					return nil, "", err
-				}
-				if pd < dev {
-					dev, res.Global = pd, pm.model
-					maps.Copy(line, pm.setting)
-				}
-			}
-		}
-		line["rounds"], line["dev_perplexity"], line["seconds"] = rounds, dev, secs
-		spent(line, res)
-		delete(line, "spent")
-		fmt.Fprintf(c.x.log, "  %s at ε = %v, %d rounds: development perplexity %.1f (%.0fs)\n", v.name, epsilonValue(target), rounds, dev, secs)
-		if dev < bestDev {
-			name := fmt.Sprintf("%s ε=%v", v.name, epsilonValue(target))
-			best, bestDev = &e8Model{role: "private", name: name, m: res.Global, line: line}, dev
-		}
+	base := map[string]any{"method": v.name, "algorithm": v.method, "target_epsilon": epsilonValue(target)}
+	line, res, reasons, err := r.c.tune(ctx, v, meth, target, base)
+	if err != nil {
+		return nil, "", err
 	}
-	if best == nil {
+	if line == nil {
 		return nil, strings.Join(reasons, "; "), nil
 	}
+	delete(line, "spent")
+	m := &e8Model{role: "private", name: fmt.Sprintf("%s ε=%v", v.name, epsilonValue(target)), m: res.Global, line: line}
 	if math.IsInf(target, 1) {
-		best.role = "federated"
+		m.role = "federated"
 	}
-	return best, "", nil
+	return m, "", nil
 }
 
 // adlda runs AD-LDA (every party sweeps its documents against the shared
