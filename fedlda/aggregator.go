@@ -86,7 +86,12 @@ func (a *Aggregator) Aggregate(round int, updates []fed.Update) (fed.Step, error
 	return fed.Step{Payload: encodeCounts(a.k, a.v, a.n), Done: round >= a.cfg.Rounds}, nil
 }
 
-// apply adds the checked tuples of body to the counts.
+// apply adds the checked tuples of body to the counts: −1 at (k_old, w)
+// and +1 at (k_new, w). A tuple whose −1 finds no count at (k_old, w) is
+// dropped whole: no user's assignment can be there, so its word was
+// perturbed, and its +1 would only add noise. Without perturbation every
+// −1 finds its count. This is post-processing of what the collector
+// received, free in privacy.
 func (a *Aggregator) apply(body []byte) {
 	n, v := a.n, a.v
 	for i := 0; i+tupleSize <= len(body); i += tupleSize {
@@ -96,9 +101,11 @@ func (a *Aggregator) apply(body []byte) {
 		}
 		w := int(t.w)
 		if t.kOld != noTopic {
-			if j := int(t.kOld)*v + w; n[j] > 0 {
-				n[j]--
+			j := int(t.kOld)*v + w
+			if n[j] == 0 {
+				continue
 			}
+			n[j]--
 		}
 		if j := int(t.kNew)*v + w; n[j] < math.MaxUint32 {
 			n[j]++

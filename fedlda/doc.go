@@ -41,8 +41,14 @@
 //     every iteration (tested), and with perturbation they differ only by
 //     the perturbed words.
 //
-// The collector adds −1 at (k_old, w), clipped at 0, and +1 at (k_new, w)
-// for every tuple, in party order, and ignores dummies.
+// The collector adds −1 at (k_old, w) and +1 at (k_new, w) for every
+// tuple, in party order, and ignores dummies. A tuple whose −1 finds no
+// count is dropped whole, as the reference's collector does: its word was
+// perturbed (no user's assignment is there), and its +1 would only add
+// noise (measured on the WordNet glosses at ε = 10 per tuple, kRR: held-out
+// perplexity 4,595 with the −1 clipped at 0 and the +1 kept, 4,092
+// dropping the tuple). Under secure aggregation the collector sees only
+// the summed counts, and clips them at 0.
 //
 // # Privacy
 //
@@ -84,11 +90,6 @@
 //   - Its initial assignments are added to the counts without
 //     perturbation; here they are the first iteration's tuples, perturbed
 //     and charged like any other.
-//   - Its collector applies a tuple only when n_{k_old,w} ≥ 1 and otherwise
-//     drops both halves; here the −1 is clipped at 0 and the +1 applied.
-//     A perturbed word seldom has a count under the old topic, so the
-//     reference drops most perturbed tuples and its counts collect far
-//     less noise.
 //   - Its document prior is α = 50/K + 1 (6 at K = 10, on documents of a
 //     few tokens); here 5/K.
 //   - Its RRP uses η = 1/(0.01·e^ε + 1) whatever δ is, and draws the
