@@ -99,6 +99,7 @@ type compareRun struct {
 	// secureThreshold is the secure-aggregation threshold of the variant
 	// being run (0: none), set by withVariant.
 	secureThreshold int
+	smooth          []float64      // each party's perplexity with a uniform topic beside its own
 	locals          []*topic.Model // each party's own non-private model, the reference of its composed models
 }
 
@@ -996,6 +997,9 @@ func (c *compareRun) run(ctx context.Context, vs []compareVariant, grid []int, t
 		if err := x.emit(line); err != nil {
 			return err
 		}
+	}
+	if err := c.smoothed(ctx); err != nil {
+		return fmt.Errorf("experiment compare: %w", err)
 	}
 	pooled := concatCorpora(d.parts)
 	m, dev, secs, err := c.bestLocal(ctx, pooled, grid)

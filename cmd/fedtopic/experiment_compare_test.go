@@ -110,6 +110,16 @@ func TestExperimentCompare(t *testing.T) {
 			t.Errorf("%s composed for %v: K = %v; want the party's %v plus the federated %v", key, l["party"], l["k"], l["own_k"], p["k"])
 		}
 	}
+	if got := count(lines, "role", "smoothed"); got != 3 {
+		t.Errorf("%d smoothed lines; want one per party", got)
+	}
+	for _, l := range lines {
+		if l["role"] == "composed" {
+			if sp, _ := l["smoothed_perplexity"].(float64); !(sp > 0) {
+				t.Errorf("composed line without the party's smoothed perplexity: %v", l)
+			}
+		}
+	}
 	for key := range seen {
 		if composed[key] != 3 {
 			t.Errorf("%s: %d composed lines; want one per party", key, composed[key])

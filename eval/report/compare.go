@@ -39,6 +39,7 @@ type compareResults struct {
 	clipEpsilon string // ε per document of the private quantile that chose the clip; "" when fixed
 	vocabulary  string
 	composed    []composedPoint
+	smoothed    map[string]float64 // party → its own topics beside a uniform topic
 }
 
 // composedPoint is one party's composed model: its own topics beside a
@@ -51,7 +52,7 @@ type composedPoint struct {
 
 // readCompare collects the comparison's rows.
 func readCompare(x experiment) compareResults {
-	res := compareResults{unreachable: map[string][]float64{}}
+	res := compareResults{unreachable: map[string][]float64{}, smoothed: map[string]float64{}}
 	for _, row := range x.rows {
 		role, method := row["role"].text, row["method"].text
 		perp, hasPerp := row["perplexity"]
@@ -73,6 +74,10 @@ func readCompare(x experiment) compareResults {
 		case "pooled":
 			if hasPerp && perp.isNum {
 				res.pooled = &reference{name: "pooled (non-private)", perp: perp.num}
+			}
+		case "smoothed":
+			if hasPerp && perp.isNum {
+				res.smoothed[row["party"].text] = perp.num
 			}
 		case "composed":
 			t := row["target_epsilon"]
@@ -343,9 +348,16 @@ func recommendation(res compareResults) string {
 // also returns the smallest target at which every party gains, and with
 // which method (0 and "" if none).
 func composedSentences(res compareResults) ([]string, float64, string) {
-	alone := map[string]float64{}
+	// A party's reference is the better of its own model and its own
+	// topics beside a uniform topic, which it can have without joining.
+	alone, ref := map[string]float64{}, map[string]string{}
 	for _, p := range res.parties {
-		alone[strings.TrimSuffix(p.name, " alone")] = p.perp
+		id := strings.TrimSuffix(p.name, " alone")
+		alone[id], ref[id] = p.perp, formatNumber(p.perp)
+		if sm, ok := res.smoothed[id]; ok {
+			ref[id] = fmt.Sprintf("%s, %s smoothed", formatNumber(p.perp), formatNumber(sm))
+			alone[id] = min(p.perp, sm)
+		}
 	}
 	var (
 		sents    []string
@@ -370,7 +382,7 @@ func composedSentences(res compareResults) ([]string, float64, string) {
 				}
 				s.n++
 				s.ratio += c.perp / a
-				s.diff = append(s.diff, fmt.Sprintf("%s %s → %s", c.party, formatNumber(a), formatNumber(c.perp)))
+				s.diff = append(s.diff, fmt.Sprintf("%s %s → %s", c.party, ref[c.party], formatNumber(c.perp)))
 				if c.perp < a {
 					s.wins++
 					s.better = append(s.better, c.party)
@@ -390,8 +402,8 @@ func composedSentences(res compareResults) ([]string, float64, string) {
 			if joinAt == 0 {
 				joinAt, joinWith = e, best.method
 			}
-			sents = append(sents, fmt.Sprintf("At ε = %s per document, joining pays for every party that keeps its own model: its own topics beside %s's federated topics beat it alone (%s).",
-				epsText(e), best.method, strings.Join(best.diff, ", ")))
+			sents = append(sents, fmt.Sprintf("At ε = %s per document, joining pays for every party that keeps its own model: its own topics beside %s's federated topics beat it alone%s (%s).",
+				epsText(e), best.method, smoothNote(res), strings.Join(best.diff, ", ")))
 		case best.wins > 0:
 			sents = append(sents, fmt.Sprintf("At ε = %s per document, a party's own topics beside %s's federated topics beat it alone for %s only (%s).",
 				epsText(e), best.method, strings.Join(best.better, ", "), strings.Join(best.diff, ", ")))
@@ -401,4 +413,13 @@ func composedSentences(res compareResults) ([]string, float64, string) {
 		}
 	}
 	return sents, joinAt, joinWith
+}
+
+// smoothNote says what the composed models were also measured against
+// when the file has the parties' smoothed models.
+func smoothNote(res compareResults) string {
+	if len(res.smoothed) == 0 {
+		return ""
+	}
+	return ", and beat its own topics smoothed by a uniform topic"
 }

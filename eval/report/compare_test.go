@@ -153,3 +153,33 @@ func TestCompareComposedRecommendation(t *testing.T) {
 		t.Errorf("recommendation = %q; advises against joining although every party gains at ε = 4", got)
 	}
 }
+
+// TestCompareComposedAgainstSmoothed checks that a composed model is
+// measured against the party's own topics smoothed by a uniform topic,
+// which the party can have without joining: beating the bare model alone
+// is not enough.
+func TestCompareComposedAgainstSmoothed(t *testing.T) {
+	lines := compareLines + `{"role": "smoothed", "method": "lda+uniform", "party": "p1", "perplexity": 830}
+{"role": "smoothed", "method": "lda+uniform", "party": "p2", "perplexity": 690}
+{"role": "composed", "method": "pctd-ssp", "party": "p1", "target_epsilon": 4, "perplexity": 820}
+{"role": "composed", "method": "pctd-ssp", "party": "p2", "target_epsilon": 4, "perplexity": 695}
+`
+	x, err := decodeExperiment(strings.NewReader(lines))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := recommendation(readCompare(x))
+	want := "At ε = 4 per document, a party's own topics beside pctd-ssp's federated topics beat it alone for p1 only (p1 900, 830 smoothed → 820, p2 700, 690 smoothed → 695)."
+	if !strings.Contains(got, want) {
+		t.Errorf("recommendation = %q; want it to contain %q", got, want)
+	}
+	lines = strings.Replace(lines, `"party": "p2", "target_epsilon": 4, "perplexity": 695`, `"party": "p2", "target_epsilon": 4, "perplexity": 680`, 1)
+	if x, err = decodeExperiment(strings.NewReader(lines)); err != nil {
+		t.Fatal(err)
+	}
+	got = recommendation(readCompare(x))
+	want = "joining pays for every party that keeps its own model: its own topics beside pctd-ssp's federated topics beat it alone, and beat its own topics smoothed by a uniform topic (p1 900, 830 smoothed → 820, p2 700, 690 smoothed → 680)."
+	if !strings.Contains(got, want) {
+		t.Errorf("recommendation = %q; want it to contain %q", got, want)
+	}
+}
