@@ -87,13 +87,15 @@ func (a *Aggregator) Aggregate(round int, updates []fed.Update) (fed.Step, error
 }
 
 // apply adds the checked tuples of body to the counts: −1 at (k_old, w)
-// and +1 at (k_new, w). A tuple whose −1 finds no count at (k_old, w) is
-// dropped whole: no user's assignment can be there, so its word was
-// perturbed, and its +1 would only add noise. Without perturbation every
-// −1 finds its count. This is post-processing of what the collector
-// received, free in privacy.
+// and +1 at (k_new, w). A −1 that finds no count at (k_old, w) is clipped
+// at 0 and the +1 applied, or with CollectorDrop the tuple is dropped
+// whole: no user's assignment can be there, so its word was perturbed, and
+// its +1 would only add noise. Without perturbation every −1 finds its
+// count. Either is post-processing of what the collector received, free
+// in privacy.
 func (a *Aggregator) apply(body []byte) {
 	n, v := a.n, a.v
+	drop := a.cfg.Collector == CollectorDrop
 	for i := 0; i+tupleSize <= len(body); i += tupleSize {
 		t := getTuple(body[i:])
 		if t.kNew == noTopic {
@@ -101,11 +103,12 @@ func (a *Aggregator) apply(body []byte) {
 		}
 		w := int(t.w)
 		if t.kOld != noTopic {
-			j := int(t.kOld)*v + w
-			if n[j] == 0 {
+			switch j := int(t.kOld)*v + w; {
+			case n[j] > 0:
+				n[j]--
+			case drop:
 				continue
 			}
-			n[j]--
 		}
 		if j := int(t.kNew)*v + w; n[j] < math.MaxUint32 {
 			n[j]++

@@ -19,6 +19,12 @@ const (
 	MechanismNone = "none" // no perturbation: no privacy, for baselines
 )
 
+// Collector rules a Config can name.
+const (
+	CollectorClip = "clip" // a −1 that finds no count is clipped at 0, the +1 applied
+	CollectorDrop = "drop" // a tuple whose −1 finds no count is dropped whole
+)
+
 // Samplers a Config can name.
 const (
 	SamplerGibbs = "gibbs" // collapsed Gibbs over the K topics: O(K) per token
@@ -66,6 +72,14 @@ type Config struct {
 	// Mechanism perturbs each sent tuple's word: rrp, krr, tkrr or none;
 	// default krr.
 	Mechanism string `json:"mechanism,omitempty"`
+	// Collector is how the collector keeps its counts non-negative when a
+	// tuple's −1 finds no count at (k_old, w): CollectorClip (the default)
+	// clips the −1 at 0 and applies the +1; CollectorDrop drops the tuple
+	// whole, as the public FedLDA code does (its word was perturbed: no
+	// user's assignment is there). Both are post-processing, free in
+	// privacy. Drop needs the tuples, so it cannot run under secure
+	// aggregation, where the collector sees only summed counts.
+	Collector string `json:"collector,omitempty"`
 	// Epsilon is ε per tuple; default 10. A user sends l tuples per
 	// iteration, so one iteration costs l·ε and the run T·l·ε per user.
 	Epsilon float64 `json:"epsilon,omitempty"`
@@ -145,6 +159,11 @@ func (c Config) Validate() error {
 	default:
 		bad("mechanism %q, want rrp, krr, tkrr or none", c.Mechanism)
 	}
+	switch c.Collector {
+	case "", CollectorClip, CollectorDrop:
+	default:
+		bad("collector %q, want clip or drop", c.Collector)
+	}
 	switch c.Sampler {
 	case "", SamplerGibbs, SamplerMH:
 	default:
@@ -196,6 +215,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Truncation == 0 {
 		c.Truncation = DefaultTruncation
+	}
+	if c.Collector == "" {
+		c.Collector = CollectorClip
 	}
 	if c.Gamma == 0 {
 		c.Gamma = DefaultGamma
@@ -275,6 +297,9 @@ func (c Config) provenance() map[string]string {
 		"tuples": strconv.Itoa(d.Tuples()), "sampler": d.Sampler}
 	if d.Mechanism != MechanismNone {
 		p["epsilon"] = f(d.Epsilon)
+	}
+	if d.Collector != CollectorClip {
+		p["collector"] = d.Collector
 	}
 	if d.Mechanism == MechanismRRP || d.Mechanism == MechanismTKRR {
 		p["truncation"] = f(d.Truncation)

@@ -41,14 +41,14 @@
 //     every iteration (tested), and with perturbation they differ only by
 //     the perturbed words.
 //
-// The collector adds −1 at (k_old, w) and +1 at (k_new, w) for every
-// tuple, in party order, and ignores dummies. A tuple whose −1 finds no
-// count is dropped whole, as the reference's collector does: its word was
-// perturbed (no user's assignment is there), and its +1 would only add
-// noise (measured on the WordNet glosses at ε = 10 per tuple, kRR: held-out
-// perplexity 4,595 with the −1 clipped at 0 and the +1 kept, 4,092
-// dropping the tuple). Under secure aggregation the collector sees only
-// the summed counts, and clips them at 0.
+// The collector adds −1 at (k_old, w), clipped at 0, and +1 at (k_new, w)
+// for every tuple, in party order, and ignores dummies. With
+// Config.Collector = CollectorDrop it drops instead a tuple whose −1 finds
+// no count, as the reference's collector does: its word was perturbed (no
+// user's assignment is there), and its +1 would only add noise (measured
+// on the demo glosses at ε = 10 per tuple, kRR: held-out perplexity 4,595
+// clipping, 4,092 dropping). Drop needs the tuples, so it cannot run under
+// secure aggregation, where the collector sees only summed counts.
 //
 // # Privacy
 //

@@ -50,8 +50,8 @@ func Example() {
 	// p1 spent ε = 2160 per document in 360 releases
 	// p2 spent ε = 2160 per document in 360 releases
 	// p3 spent ε = 2160 per document in 360 releases
-	// topic 0: w16 w13 w15 w14 w18
-	// topic 1: w26 w27 w22 w24 w28
-	// topic 2: w32 w31 w33 w34 w38
+	// topic 0: w26 w27 w22 w24 w28
+	// topic 1: w16 w13 w15 w14 w18
+	// topic 2: w33 w31 w32 w34 w38
 	// topic 3: w07 w05 w01 w00 w08
 }

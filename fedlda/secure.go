@@ -67,6 +67,9 @@ func (a *Aggregator) AggregateSum(round int, sum []int64, included []int) (fed.S
 	if len(sum) != len(a.n) {
 		return fed.Step{}, fmt.Errorf("fedlda: round %d: sum of %d values, want K × V = %d", round, len(sum), len(a.n))
 	}
+	if a.cfg.Collector == CollectorDrop {
+		return fed.Step{}, fmt.Errorf("fedlda: round %d: collector %q needs every tuple, and under secure aggregation the collector sees only summed counts: use collector %q", round, CollectorDrop, CollectorClip)
+	}
 	ev, err := a.cfg.Events()
 	if err != nil {
 		return fed.Step{}, err

@@ -20,6 +20,7 @@ type fedldaFlags struct {
 	truncation  float64
 	gamma       float64
 	mhSteps     int
+	collector   string
 }
 
 func (f *fedldaFlags) register(fs *pflag.FlagSet) []string {
@@ -29,7 +30,8 @@ func (f *fedldaFlags) register(fs *pflag.FlagSet) []string {
 	fs.Float64Var(&f.truncation, "truncation", fedlda.DefaultTruncation, "fedlda: δ, the tail mass of each topic (rrp) or of the word distribution (tkrr) never reported as a replacement word; rrp's guarantee is (ε, 2δ) per tuple")
 	fs.Float64Var(&f.gamma, "gamma", fedlda.DefaultGamma, "fedlda: γ ≥ 1 of rrp's Zipf assumption (the paper's Theorem 1)")
 	fs.IntVar(&f.mhSteps, "mh-steps", fedlda.DefaultMHSteps, "fedlda: Metropolis–Hastings steps per token with --sampler mh")
-	return []string{"mechanism", "sample-ratio", "sampler", "truncation", "gamma", "mh-steps"}
+	fs.StringVar(&f.collector, "collector", fedlda.CollectorClip, "fedlda: when a tuple's −1 finds no count at (old topic, word): clip (clip the −1 at 0, apply the +1) or drop (drop the tuple, as the public FedLDA code does; its word was perturbed). Free in privacy; drop cannot run with --secure-aggregation")
+	return []string{"mechanism", "sample-ratio", "sampler", "truncation", "gamma", "mh-steps", "collector"}
 }
 
 // config returns FedLDA's parameters from the flags and the common
@@ -51,7 +53,10 @@ func (f *fedldaFlags) config(s simSettings) (fedlda.Config, error) {
 	cfg.K, cfg.Rounds = s.ks[0], s.rounds
 	cfg.Epsilon, cfg.MaxDocTokens = eps, m
 	cfg.Mechanism, cfg.SampleRatio, cfg.Sampler = f.mechanism, f.sampleRatio, f.sampler
-	cfg.Truncation, cfg.Gamma, cfg.MHSteps = f.truncation, f.gamma, f.mhSteps
+	cfg.Truncation, cfg.Gamma, cfg.MHSteps, cfg.Collector = f.truncation, f.gamma, f.mhSteps, f.collector
+	if secure, _ := fs.GetBool("secure-aggregation"); secure && cfg.Collector == fedlda.CollectorDrop {
+		return cfg, usagef("--collector %s needs every tuple, and with --secure-aggregation the collector sees only summed counts: use --collector %s", fedlda.CollectorDrop, fedlda.CollectorClip)
+	}
 	if s.changed("alpha") {
 		cfg.Alpha = s.alpha
 	}
