@@ -382,7 +382,7 @@ func composedSentences(res compareResults) ([]string, float64, string) {
 				}
 				s.n++
 				s.ratio += c.perp / a
-				s.diff = append(s.diff, fmt.Sprintf("%s %s → %s", c.party, ref[c.party], formatNumber(c.perp)))
+				s.diff = append(s.diff, fmt.Sprintf("%s %s → %s (%+.1f%%)", c.party, ref[c.party], formatNumber(c.perp), 100*(c.perp/a-1)))
 				if c.perp < a {
 					s.wins++
 					s.better = append(s.better, c.party)

@@ -141,8 +141,8 @@ func TestCompareComposedRecommendation(t *testing.T) {
 	}
 	got := recommendation(readCompare(x))
 	for _, want := range []string{
-		"At ε = 1 per document, a party's own topics beside pctd-ssp's federated topics beat it alone for p1 only (p1 900 → 850, p2 700 → 710).",
-		"At ε = 4 per document, joining pays for every party that keeps its own model: its own topics beside pctd-ssp's federated topics beat it alone (p1 900 → 820, p2 700 → 680).",
+		"At ε = 1 per document, a party's own topics beside pctd-ssp's federated topics beat it alone for p1 only (p1 900 → 850 (-5.6%), p2 700 → 710 (+1.4%)).",
+		"At ε = 4 per document, joining pays for every party that keeps its own model: its own topics beside pctd-ssp's federated topics beat it alone (p1 900 → 820 (-8.9%), p2 700 → 680 (-2.9%)).",
 		"Recommendation: no federated model alone beats p2's own, but with a budget of at least ε = 4 per document every party gains by joining pctd-ssp and keeping its own topics beside the federated ones.",
 	} {
 		if !strings.Contains(got, want) {
@@ -169,7 +169,7 @@ func TestCompareComposedAgainstSmoothed(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := recommendation(readCompare(x))
-	want := "At ε = 4 per document, a party's own topics beside pctd-ssp's federated topics beat it alone for p1 only (p1 900, 830 smoothed → 820, p2 700, 690 smoothed → 695)."
+	want := "At ε = 4 per document, a party's own topics beside pctd-ssp's federated topics beat it alone for p1 only (p1 900, 830 smoothed → 820 (-1.2%), p2 700, 690 smoothed → 695 (+0.7%))."
 	if !strings.Contains(got, want) {
 		t.Errorf("recommendation = %q; want it to contain %q", got, want)
 	}
@@ -178,7 +178,7 @@ func TestCompareComposedAgainstSmoothed(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = recommendation(readCompare(x))
-	want = "joining pays for every party that keeps its own model: its own topics beside pctd-ssp's federated topics beat it alone, and beat its own topics smoothed by a uniform topic (p1 900, 830 smoothed → 820, p2 700, 690 smoothed → 680)."
+	want = "joining pays for every party that keeps its own model: its own topics beside pctd-ssp's federated topics beat it alone, and beat its own topics smoothed by a uniform topic (p1 900, 830 smoothed → 820 (-1.2%), p2 700, 690 smoothed → 680 (-1.4%))."
 	if !strings.Contains(got, want) {
 		t.Errorf("recommendation = %q; want it to contain %q", got, want)
 	}
