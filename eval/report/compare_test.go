@@ -141,8 +141,8 @@ func TestCompareComposedRecommendation(t *testing.T) {
 	}
 	got := recommendation(readCompare(x))
 	for _, want := range []string{
-		"At ε = 1 per document, a party's own topics beside pctd-ssp's federated topics beat it alone for p1 only (p1 900 → 850 (-5.6%), p2 700 → 710 (+1.4%)).",
-		"At ε = 4 per document, joining pays for every party that keeps its own model: its own topics beside pctd-ssp's federated topics beat it alone (p1 900 → 820 (-8.9%), p2 700 → 680 (-2.9%)).",
+		"At ε = 1 per document, a party's own topics beside pctd-ssp's federated topics beat it alone by more than 1% for p1 only (p1 900 → 850 (-5.6%), p2 700 → 710 (+1.4%)).",
+		"At ε = 4 per document, joining pays for every party that keeps its own model: its own topics beside pctd-ssp's federated topics beat it alone by more than 1% (p1 900 → 820 (-8.9%), p2 700 → 680 (-2.9%)).",
 		"Recommendation: no federated model alone beats p2's own, but with a budget of at least ε = 4 per document every party gains by joining pctd-ssp and keeping its own topics beside the federated ones.",
 	} {
 		if !strings.Contains(got, want) {
@@ -169,8 +169,16 @@ func TestCompareComposedAgainstSmoothed(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := recommendation(readCompare(x))
-	want := "At ε = 4 per document, a party's own topics beside pctd-ssp's federated topics beat it alone for p1 only (p1 900, 830 smoothed → 820 (-1.2%), p2 700, 690 smoothed → 695 (+0.7%))."
+	want := "At ε = 4 per document, a party's own topics beside pctd-ssp's federated topics beat it alone by more than 1% for p1 only (p1 900, 830 smoothed → 820 (-1.2%), p2 700, 690 smoothed → 695 (+0.7%))."
 	if !strings.Contains(got, want) {
+		t.Errorf("recommendation = %q; want it to contain %q", got, want)
+	}
+	// Less than 1% better than the reference is not a gain.
+	almost := strings.Replace(lines, `"party": "p2", "target_epsilon": 4, "perplexity": 695`, `"party": "p2", "target_epsilon": 4, "perplexity": 686`, 1)
+	if x, err = decodeExperiment(strings.NewReader(almost)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := recommendation(readCompare(x)), "for p1 only (p1 900, 830 smoothed → 820 (-1.2%), p2 700, 690 smoothed → 686 (-0.6%))."; !strings.Contains(got, want) {
 		t.Errorf("recommendation = %q; want it to contain %q", got, want)
 	}
 	lines = strings.Replace(lines, `"party": "p2", "target_epsilon": 4, "perplexity": 695`, `"party": "p2", "target_epsilon": 4, "perplexity": 680`, 1)
@@ -178,7 +186,7 @@ func TestCompareComposedAgainstSmoothed(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = recommendation(readCompare(x))
-	want = "joining pays for every party that keeps its own model: its own topics beside pctd-ssp's federated topics beat it alone, and beat its own topics smoothed by a uniform topic (p1 900, 830 smoothed → 820 (-1.2%), p2 700, 690 smoothed → 680 (-1.4%))."
+	want = "joining pays for every party that keeps its own model: its own topics beside pctd-ssp's federated topics beat it alone, and beat its own topics smoothed by a uniform topic by more than 1% (p1 900, 830 smoothed → 820 (-1.2%), p2 700, 690 smoothed → 680 (-1.4%))."
 	if !strings.Contains(got, want) {
 		t.Errorf("recommendation = %q; want it to contain %q", got, want)
 	}
