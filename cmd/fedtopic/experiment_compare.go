@@ -540,7 +540,7 @@ func (c *compareRun) measure(ctx context.Context, m *topic.Model, line map[strin
 		if err != nil {
 			return err
 		}
-		s, err := c.x.scoreFeatures(c.class, tr, te, nf)
+		s, err := c.x.scoreFeatures(c.class, tr, te, nf, false)
 		if err != nil {
 			return err
 		}

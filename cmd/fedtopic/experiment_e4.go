@@ -121,9 +121,11 @@ func (x *experiment) features(ctx context.Context, cd *classData, m *topic.Model
 }
 
 // scoreFeatures fits a linear SVM and a logistic regression and returns
-// their accuracy and macro-F1 on the classifier's test documents.
-func (x *experiment) scoreFeatures(cd *classData, train, test []float64, f int) (map[string]float64, error) {
-	out := map[string]float64{}
+// their accuracy and macro precision, recall and F1 on the test features;
+// with auc also each one's macro one-vs-rest ROC AUC (the logistic
+// regression's class probabilities, the SVM's decision values) and the
+// number of classes it is taken over.
+func (x *experiment) scoreFeatures(cd *classData, train, test []float64, f int, auc bool) (map[string]float64, error) {
 	svm, err := eval.FitSVM(train, f, cd.yTrain, eval.SVMConfig{}, rng.Derive(x.seed, "e4", "svm"))
 	if err != nil {
 		return nil, err
@@ -132,16 +134,20 @@ func (x *experiment) scoreFeatures(cd *classData, train, test []float64, f int) 
 	if err != nil {
 		return nil, err
 	}
-	for name, pred := range map[string][]int{"svm": svm.Predict(test), "logistic": lr.Predict(test)} {
-		acc, err := eval.Accuracy(cd.yTest, pred)
+	out := map[string]float64{}
+	for _, c := range []struct {
+		name string
+		c    eval.Classifier
+	}{{"logistic", lr}, {"svm", svm}} {
+		a, err := eval.Assess(c.c, test, cd.yTest)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", c.name, err)
 		}
-		prf, err := eval.MacroPRF(cd.yTest, pred)
-		if err != nil {
-			return nil, err
+		out[c.name+"_accuracy"], out[c.name+"_macro_precision"], out[c.name+"_macro_recall"] = a.Accuracy, a.Macro.Precision, a.Macro.Recall
+		out[c.name+"_macro_f1"] = a.Macro.F1
+		if auc {
+			out[c.name+"_macro_auc"], out["auc_classes"] = a.AUC.AUC, float64(a.AUC.Classes)
 		}
-		out[name+"_accuracy"], out[name+"_macro_f1"], out[name+"_macro_precision"], out[name+"_macro_recall"] = acc, prf.F1, prf.Precision, prf.Recall
 	}
 	return out, nil
 }
@@ -286,7 +292,7 @@ party's; SentenceLDA's more than LDA's.`,
 				if err != nil {
 					return err
 				}
-				s, err := x.scoreFeatures(cd, tr, te, nf)
+				s, err := x.scoreFeatures(cd, tr, te, nf, false)
 				if err != nil {
 					return err
 				}

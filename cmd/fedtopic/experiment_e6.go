@@ -9,10 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fedtopic/fedtopic/eval"
 	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/fedlda"
-	"github.com/fedtopic/fedtopic/internal/rng"
 	"github.com/fedtopic/fedtopic/topic"
 )
 
@@ -311,7 +309,7 @@ func (x *experiment) e6Classify(ctx context.Context, models []*topic.Model) erro
 		if err != nil {
 			return err
 		}
-		scores, err := x.e6Assess(cd, train, test, f)
+		scores, err := x.scoreFeatures(cd, train, test, f, true)
 		if err != nil {
 			return err
 		}
@@ -326,34 +324,4 @@ func (x *experiment) e6Classify(ctx context.Context, models []*topic.Model) erro
 			e6Mechanisms[i], scores["logistic_macro_f1"], scores["logistic_macro_auc"], scores["svm_macro_f1"], scores["svm_macro_auc"])
 	}
 	return nil
-}
-
-// e6Assess fits a linear SVM and a logistic regression on the classifier's
-// training documents (the SVM seeded as E4 seeds it) and returns, for
-// each, its accuracy, macro precision, recall and F1 and macro ROC AUC on
-// the classifier's test documents, with the number of classes the AUC
-// averages (those of the test documents the classifiers were trained on).
-func (x *experiment) e6Assess(cd *classData, train, test []float64, f int) (map[string]float64, error) {
-	svm, err := eval.FitSVM(train, f, cd.yTrain, eval.SVMConfig{}, rng.Derive(x.seed, "e4", "svm"))
-	if err != nil {
-		return nil, err
-	}
-	lr, err := eval.FitLogistic(train, f, cd.yTrain, eval.LogisticConfig{})
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]float64{}
-	for _, c := range []struct {
-		name string
-		c    eval.Classifier
-	}{{"logistic", lr}, {"svm", svm}} {
-		a, err := eval.Assess(c.c, test, cd.yTest)
-		if err != nil {
-			return nil, fmt.Errorf("e6: %s: %w", c.name, err)
-		}
-		out[c.name+"_accuracy"], out[c.name+"_macro_precision"], out[c.name+"_macro_recall"] = a.Accuracy, a.Macro.Precision, a.Macro.Recall
-		out[c.name+"_macro_f1"], out[c.name+"_macro_auc"] = a.Macro.F1, a.AUC.AUC
-		out["auc_classes"] = float64(a.AUC.Classes)
-	}
-	return out, nil
 }
