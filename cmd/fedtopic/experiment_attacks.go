@@ -605,7 +605,7 @@ func fednmfGame(seed uint64, noiseOff bool) (attack.Game, []privacy.Event, error
 			return nil, err
 		}
 		before := a.W()
-		var ups []fed.Update
+		var cs []nmfClient
 		for p, docs := range [][][]int32{planted, baseDocs()} {
 			if p == 0 && !in {
 				continue
@@ -621,17 +621,9 @@ func fednmfGame(seed uint64, noiseOff bool) (attack.Game, []privacy.Event, error
 			if err != nil {
 				return nil, err
 			}
-			b := init.Payload
-			if p < len(init.PerParty) && init.PerParty[p] != nil {
-				b = init.PerParty[p]
-			}
-			st, err := l.Learn(1, b)
-			if err != nil {
-				return nil, err
-			}
-			ups = append(ups, fed.Update{Party: p, ID: s.Parties[p], Payload: st.Payload})
+			cs = append(cs, nmfClient{p, l})
 		}
-		if _, err := a.Aggregate(1, ups); err != nil {
+		if err := fednmfRound(a, init, s.Parties, cs); err != nil {
 			return nil, err
 		}
 		w := a.W()
@@ -909,26 +901,45 @@ func fednmfRelease(seed uint64, noiseOff bool, docs [][]int32) (*topic.Model, er
 	if err != nil {
 		return nil, err
 	}
-	var ups []fed.Update
+	var cs []nmfClient
 	for p, d := range [][][]int32{docs, baseDocs()} {
 		l, err := fednmf.NewLearner(s, p, toCorpusV(d, canaryV))
 		if err != nil {
 			return nil, err
 		}
-		b := init.Payload
-		if p < len(init.PerParty) && init.PerParty[p] != nil {
-			b = init.PerParty[p]
-		}
-		st, err := l.Learn(1, b)
-		if err != nil {
-			return nil, err
-		}
-		ups = append(ups, fed.Update{Party: p, ID: s.Parties[p], Payload: st.Payload})
+		cs = append(cs, nmfClient{p, l})
 	}
-	if _, err := a.Aggregate(1, ups); err != nil {
+	if err := fednmfRound(a, init, s.Parties, cs); err != nil {
 		return nil, err
 	}
 	return a.Model()
+}
+
+// nmfClient is a FedNMF client taking part in an attack's round: its
+// party index and its learner.
+type nmfClient struct {
+	p int
+	l *fednmf.Learner
+}
+
+// fednmfRound plays FedNMF's first round: every client learns from the
+// coordinator's first broadcast (its own, where the coordinator sent one
+// per party) and the aggregator takes their updates.
+func fednmfRound(a *fednmf.Aggregator, init fed.Step, ids []string, cs []nmfClient) error {
+	var ups []fed.Update
+	for _, c := range cs {
+		b := init.Payload
+		if c.p < len(init.PerParty) && init.PerParty[c.p] != nil {
+			b = init.PerParty[c.p]
+		}
+		st, err := c.l.Learn(1, b)
+		if err != nil {
+			return err
+		}
+		ups = append(ups, fed.Update{Party: c.p, ID: ids[c.p], Payload: st.Payload})
+	}
+	_, err := a.Aggregate(1, ups)
+	return err
 }
 
 // claimOf returns the events of one release of the word-presence case
