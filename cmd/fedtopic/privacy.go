@@ -320,15 +320,9 @@ func privacyPCTDSSP(e *env, pf privacyFlags, sigma float64, iters, threshold int
 	}
 	one := ev[0]
 	one.Count = 1
-	c1, err := accountant.Compose([]privacy.Event{one}, pf.delta)
-	if err != nil {
+	if err := addRounds(rep, one, ev[0].Count, pf.delta, 0); err != nil {
 		return err
 	}
-	ct, err := accountant.Compose(ev, pf.delta)
-	if err != nil {
-		return err
-	}
-	rep.Costs = append(rep.Costs, costOf("round", pctd.UnitDocument, c1), costOf("total", pctd.UnitDocument, ct))
 	return writePrivacyReport(e.stdout, rep, pf.asJSON)
 }
 
@@ -643,15 +637,9 @@ func privacyFedNMFSecure(e *env, pf privacyFlags, cfg fednmf.Config) error {
 	rep.Parameters["sigma"] = cfg.NoiseMultiplier * cfg.Clip
 	one := ev[0]
 	one.Count = 1
-	c1, err := accountant.Compose([]privacy.Event{one}, pf.delta)
-	if err != nil {
+	if err := addRounds(rep, one, ev[0].Count, pf.delta, 0); err != nil {
 		return err
 	}
-	ct, err := accountant.Compose(ev, pf.delta)
-	if err != nil {
-		return err
-	}
-	rep.Costs = append(rep.Costs, costOf("round", ev[0].Unit, c1), costOf("total", ev[0].Unit, ct))
 	rep.Notes = append(rep.Notes,
 		fmt.Sprintf("secure aggregation with distributed noise: the coordinator adds none; each party adds its share of a discrete Gaussian so that the sum of at least %d parties carries σ = z·C on a grid; each party is charged as if exactly %d survived", t, t),
 		"no credit for sampling: the coordinator, against whom the noise protects, chose the sample, so every party is charged every round, sampled or not",
