@@ -96,11 +96,8 @@ type compareRun struct {
 	emb       *eval.Embeddings
 	class     *classData
 	vocabDesc string
-	// secureThreshold is the secure-aggregation threshold of the variant
-	// being run (0: none), set by withVariant.
-	secureThreshold int
-	smooth          []float64      // each party's perplexity with a uniform topic beside its own
-	locals          []*topic.Model // each party's own non-private model, the reference of its composed models
+	smooth    []float64      // each party's perplexity with a uniform topic beside its own
+	locals    []*topic.Model // each party's own non-private model, the reference of its composed models
 }
 
 // compareVariants lists every private method and variant compare runs, in
@@ -117,15 +114,15 @@ func compareVariants() []compareVariant {
 				return cfg, cfg.Validate()
 			}},
 		{name: "pctd-ssp", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 1e-4, hi: 1e4, rounds: []int{5, 10, 20},
-			params: pctdParamsFor(pctd.VariantSSP)},
+			params: pctdParamsFor(pctd.VariantSSP, false)},
 		{name: "pctd-ssp-threshold", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 1e-4, hi: 1e4, rounds: []int{5, 10, 20},
-			params: pctdParamsFor(pctd.VariantSSP), post: pctdThreshold},
+			params: pctdParamsFor(pctd.VariantSSP, false), post: pctdThreshold},
 		// The secure variant's noise must fit under the 32-bit sum's bound
 		// with room for the data: below ε = 0.1 per document it does not.
 		{name: "pctd-ssp-secure", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 0.1, hi: 1e4, rounds: []int{5, 10, 20},
-			params: pctdParamsFor(pctd.VariantSSP), post: pctdThreshold, secure: true},
+			params: pctdParamsFor(pctd.VariantSSP, true), post: pctdThreshold, secure: true},
 		{name: "pctd-unit", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 1e-4, hi: 1e4, rounds: []int{5, 10, 20},
-			params: pctdParamsFor(pctd.VariantUnit)},
+			params: pctdParamsFor(pctd.VariantUnit, false)},
 		{name: "fedlda-krr", method: fedlda.Algorithm.Name, knob: "epsilon_per_tuple", increasing: true, lo: 1e-6, hi: 1e3, rounds: []int{fedlda.DefaultRounds},
 			params: fedldaParamsFor(fedlda.MechanismKRR)},
 		{name: "fedlda-tkrr", method: fedlda.Algorithm.Name, knob: "epsilon_per_tuple", increasing: true, lo: 1e-6, hi: 1e3, rounds: []int{fedlda.DefaultRounds},
@@ -142,13 +139,17 @@ func compareVariants() []compareVariant {
 }
 
 // pctdParamsFor builds PC-TD's parameters for a variant: the knob is the
-// target ε per document from which PC-TD calibrates its noise.
-func pctdParamsFor(variant string) func(c *compareRun, x float64, r int, noNoise bool) (any, error) {
+// target ε per document from which PC-TD calibrates its noise. With secure,
+// the noise is distributed among all the parties (t = n), as the variant
+// runs under secure aggregation (thresholdFor).
+func pctdParamsFor(variant string, secure bool) func(c *compareRun, x float64, r int, noNoise bool) (any, error) {
 	return func(c *compareRun, x float64, r int, noNoise bool) (any, error) {
 		cfg := pctd.Config{Variant: variant, Epsilon: x, Delta: c.f.delta, Topics: c.f.topics, Rounds: r, MaxDocTokens: c.maxLen,
-			Unit: pctd.UnitDocument, Workers: c.x.workers, NoNoise: noNoise, SecureThreshold: c.secureThreshold}
+			Unit: pctd.UnitDocument, Workers: c.x.workers, NoNoise: noNoise}
 		if noNoise {
 			cfg.Epsilon, cfg.Delta, cfg.Unit = 0, 0, ""
+		} else if secure {
+			cfg.SecureThreshold = len(c.x.data.parts)
 		}
 		return cfg, cfg.Validate()
 	}
@@ -589,11 +590,12 @@ func (c *compareRun) thresholdFor(v compareVariant, target float64) int {
 // development documents. With a private clip and a budget, every party's
 // ledger is charged the clip's release first, and the run's record counts
 // it, so the spent (ε, δ) is the accountant's composition of both.
-func (c *compareRun) runVariant(ctx context.Context, meth *method, params json.RawMessage, budget accountant.Budget) (*sim.Result, float64, float64, error) {
+// A positive threshold runs it under secure aggregation with that threshold.
+func (c *compareRun) runVariant(ctx context.Context, meth *method, params json.RawMessage, budget accountant.Budget, threshold int) (*sim.Result, float64, float64, error) {
 	d := c.x.data
 	sc := sim.Scenario{Algorithm: meth.alg, Params: params, Corpora: d.parts, Vocab: d.vocab, Seed: c.x.seed, Budget: budget}
-	if c.secureThreshold > 0 {
-		sc.SecureAggregation, sc.SecureThreshold = true, c.secureThreshold
+	if threshold > 0 {
+		sc.SecureAggregation, sc.SecureThreshold = true, threshold
 	}
 	if c.clip != nil && budget.Epsilon > 0 {
 		dir, err := os.MkdirTemp("", "fedtopic-compare-ledgers-")
@@ -1064,8 +1066,6 @@ func (c *compareRun) runTarget(ctx context.Context, v compareVariant, meth *meth
 // reaches the budget.
 func (c *compareRun) tune(ctx context.Context, v compareVariant, meth *method, target float64, base map[string]any) (map[string]any, *sim.Result, []string, error) {
 	x := c.x
-	c.secureThreshold = c.thresholdFor(v, target)
-	defer func() { c.secureThreshold = 0 }()
 	var (
 		best     map[string]any
 		bestRes  *sim.Result
@@ -1109,7 +1109,7 @@ func (c *compareRun) tune(ctx context.Context, v compareVariant, meth *method, t
 			}
 			line["cost"] = cal.plan.String()
 		}
-		res, dev, secs, err := c.runVariant(ctx, meth, params, budget)
+		res, dev, secs, err := c.runVariant(ctx, meth, params, budget, c.thresholdFor(v, target))
 		if err != nil {
 			return nil, nil, nil, err
 		}
