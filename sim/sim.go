@@ -15,6 +15,7 @@ import (
 	"github.com/fedtopic/fedtopic/corpus"
 	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/fed/inproc"
+	"github.com/fedtopic/fedtopic/internal/rng"
 	"github.com/fedtopic/fedtopic/privacy/accountant"
 	"github.com/fedtopic/fedtopic/topic"
 )
@@ -34,7 +35,7 @@ type Scenario struct {
 	Parties   []string        // party ids; default p1 … pn
 	Corpora   []*corpus.Corpus
 	Vocab     []string
-	Seed      uint64
+	Seed      uint64 // the run's seed; it also keys each party's share of distributed noise
 	// MinParties is the quorum; default all parties.
 	MinParties int
 	// SecureAggregation runs every round under secure aggregation: the
@@ -259,6 +260,7 @@ type engine struct {
 	faults     inproc.Faults
 	logger     *slog.Logger
 	secure     *fed.SecureAggregation
+	seed       uint64 // keys each party's share of distributed noise
 }
 
 func (sc *Scenario) engine() *engine {
@@ -267,7 +269,7 @@ func (sc *Scenario) engine() *engine {
 		run = "sim"
 	}
 	e := &engine{run: run, ids: sc.parties(), minParties: sc.MinParties, timeout: sc.RoundTimeout,
-		ledgerDir: sc.LedgerDir, budget: sc.Budget, faults: sc.Faults, logger: sc.Logger}
+		ledgerDir: sc.LedgerDir, budget: sc.Budget, faults: sc.Faults, logger: sc.Logger, seed: sc.Seed}
 	if sc.SecureAggregation {
 		t := sc.SecureThreshold
 		if t == 0 {
@@ -317,7 +319,8 @@ func (e *engine) play(ctx context.Context, alg string, agg fed.Aggregator, val f
 		if ledgers[i], err = accountant.OpenLedger(filepath.Join(ledgerDir, id+".ledger"), e.budget); err != nil {
 			return nil, 0, fmt.Errorf("sim: party %s: %w", id, err)
 		}
-		parties[i], err = fed.NewParty(fed.PartyConfig{Run: e.run, ID: id, Algorithm: alg, SecureAggregation: e.secure}, learners[i], ledgers[i], net.Dial(id), fed.PartyOptions{Logger: e.logger})
+		parties[i], err = fed.NewParty(fed.PartyConfig{Run: e.run, ID: id, Algorithm: alg, SecureAggregation: e.secure}, learners[i], ledgers[i], net.Dial(id),
+			fed.PartyOptions{Logger: e.logger, Noise: rng.Derive(e.seed, "sim", "distributed noise", id)})
 		if err != nil {
 			return nil, 0, err
 		}
