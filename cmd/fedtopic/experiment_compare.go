@@ -989,7 +989,7 @@ func (c *compareRun) run(ctx context.Context, vs []compareVariant, grid []int, t
 		if err != nil {
 			return fmt.Errorf("experiment compare: party p%d: %w", p+1, err)
 		}
-		line := map[string]any{"role": "party", "method": "lda", "party": fmt.Sprintf("p%d", p+1), "k": m.K, "k_grid": joinInts(grid),
+		line := map[string]any{"role": "party", "method": "lda", "party": fmt.Sprintf("p%d", p+1), "k": m.K, "k_grid": joinList(grid),
 			"docs": part.NumDocs(), "dev_perplexity": dev, "seconds": secs}
 		if err := c.measure(ctx, m, line); err != nil {
 			return err
@@ -1008,7 +1008,7 @@ func (c *compareRun) run(ctx context.Context, vs []compareVariant, grid []int, t
 	if err != nil {
 		return fmt.Errorf("experiment compare: pooled: %w", err)
 	}
-	line := map[string]any{"role": "pooled", "method": "lda", "k": m.K, "k_grid": joinInts(grid), "docs": pooled.NumDocs(), "dev_perplexity": dev, "seconds": secs}
+	line := map[string]any{"role": "pooled", "method": "lda", "k": m.K, "k_grid": joinList(grid), "docs": pooled.NumDocs(), "dev_perplexity": dev, "seconds": secs}
 	if err := c.measure(ctx, m, line); err != nil {
 		return err
 	}

@@ -99,7 +99,7 @@ func (c *compareRun) smoothed(ctx context.Context) error {
 		c.smooth = append(c.smooth, perp)
 		fmt.Fprintf(c.x.log, "  %s alone with a uniform topic beside its own: perplexity %.1f (its prior × %g)\n", id, perp, w)
 		if err := c.x.emit(map[string]any{"role": "smoothed", "method": "lda+uniform", "party": id, "global_weight": w,
-			"weights": joinFloats(composedWeights), "dev_perplexity": dev, "perplexity": perp, "k": m.K}); err != nil {
+			"weights": joinList(composedWeights), "dev_perplexity": dev, "perplexity": perp, "k": m.K}); err != nil {
 			return err
 		}
 	}
@@ -120,7 +120,7 @@ func (c *compareRun) composed(ctx context.Context, priv map[string]any, global *
 		}
 		id := fmt.Sprintf("p%d", p+1)
 		line := map[string]any{"role": "composed", "method": priv["method"], "party": id, "target_epsilon": priv["target_epsilon"],
-			"global_weight": bestW, "weights": joinFloats(composedWeights), "dev_perplexity": bestDev, "k": best.K, "own_k": own.K}
+			"global_weight": bestW, "weights": joinList(composedWeights), "dev_perplexity": bestDev, "k": best.K, "own_k": own.K}
 		for _, k := range []string{"doc_epsilon", "doc_delta", "spent", "rounds"} {
 			if v, ok := priv[k]; ok {
 				line[k] = v
@@ -142,16 +142,4 @@ func (c *compareRun) composed(ctx context.Context, priv map[string]any, global *
 		}
 	}
 	return nil
-}
-
-// joinFloats writes xs comma-separated.
-func joinFloats(xs []float64) string {
-	s := ""
-	for i, x := range xs {
-		if i > 0 {
-			s += ","
-		}
-		s += fmt.Sprint(x)
-	}
-	return s
 }

@@ -197,7 +197,7 @@ func (r *e8Run) run(ctx context.Context, vs []compareVariant, grid []int, target
 		}
 		name := fmt.Sprintf("p%d", p+1)
 		perp, err := r.adapt(ctx, e8Model{role: "party", name: name + " alone", m: m,
-			line: map[string]any{"method": "lda", "party": name, "k_grid": joinInts(grid), "dev_perplexity": dev, "seconds": secs}})
+			line: map[string]any{"method": "lda", "party": name, "k_grid": joinList(grid), "dev_perplexity": dev, "seconds": secs}})
 		if err != nil {
 			return err
 		}
@@ -207,7 +207,7 @@ func (r *e8Run) run(ctx context.Context, vs []compareVariant, grid []int, target
 	if err != nil {
 		return fmt.Errorf("experiment e8: pooled: %w", err)
 	}
-	pm := e8Model{role: "pooled", name: "pooled", m: pooled, line: map[string]any{"method": "lda", "k_grid": joinInts(grid), "dev_perplexity": dev, "seconds": secs}}
+	pm := e8Model{role: "pooled", name: "pooled", m: pooled, line: map[string]any{"method": "lda", "k_grid": joinList(grid), "dev_perplexity": dev, "seconds": secs}}
 	perp, err := r.adapt(ctx, pm)
 	if err != nil {
 		return err

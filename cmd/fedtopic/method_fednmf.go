@@ -47,7 +47,7 @@ func (f *fednmfFlags) register(fs *pflag.FlagSet) []string {
 func (f *fednmfFlags) config(s simSettings) (fednmf.Config, error) {
 	var cfg fednmf.Config
 	if len(s.ks) != 1 {
-		return cfg, usagef("--topics %s: fednmf trains one global W; give one number of topics", joinInts(s.ks))
+		return cfg, usagef("--topics %s: fednmf trains one global W; give one number of topics", joinList(s.ks))
 	}
 	if s.extra != "" {
 		if err := json.Unmarshal([]byte(s.extra), &cfg); err != nil {

@@ -45,7 +45,7 @@ func (f *ftmFlags) register(fs *pflag.FlagSet) []string {
 func (f *ftmFlags) config(s simSettings) (ftm.Config, error) {
 	var cfg ftm.Config
 	if len(s.ks) != 1 && len(s.ks) != s.parties {
-		return cfg, usagef("--topics %s: %d values for %d parties; give one for all or one per party", joinInts(s.ks), len(s.ks), s.parties)
+		return cfg, usagef("--topics %s: %d values for %d parties; give one for all or one per party", joinList(s.ks), len(s.ks), s.parties)
 	}
 	if s.extra != "" {
 		if err := json.Unmarshal([]byte(s.extra), &cfg); err != nil {

@@ -40,7 +40,7 @@ func (f *pctdFlags) register(fs *pflag.FlagSet) []string {
 func (f *pctdFlags) config(s simSettings) (pctd.Config, error) {
 	var cfg pctd.Config
 	if len(s.ks) != 1 {
-		return cfg, usagef("--topics %s: pctd takes one number of topics", joinInts(s.ks))
+		return cfg, usagef("--topics %s: pctd takes one number of topics", joinList(s.ks))
 	}
 	if s.extra != "" {
 		if err := json.Unmarshal([]byte(s.extra), &cfg); err != nil {

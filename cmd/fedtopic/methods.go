@@ -255,11 +255,11 @@ func parseTopics(s string) ([]int, error) {
 	return ks, nil
 }
 
-// joinInts formats ks as a comma-separated list.
-func joinInts(ks []int) string {
-	s := make([]string, len(ks))
-	for i, k := range ks {
-		s[i] = strconv.Itoa(k)
+// joinList formats xs as a comma-separated list.
+func joinList[T int | float64](xs []T) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
 	}
 	return strings.Join(s, ",")
 }
