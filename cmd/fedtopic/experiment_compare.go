@@ -105,14 +105,7 @@ type compareRun struct {
 func compareVariants() []compareVariant {
 	return []compareVariant{
 		{name: "ftm", method: ftm.Algorithm.Name, knob: "epsilon_per_word", increasing: true, lo: 1e-4, hi: 1e3, rounds: []int{ftm.DefaultRounds},
-			params: func(c *compareRun, x float64, r int, noNoise bool) (any, error) {
-				cfg := ftm.Config{Topics: []int{c.f.topics}, Epsilon: x, Rounds: r, MaxDocTokens: c.maxLen, Debias: ftm.DebiasOutput,
-					Unit: ftm.UnitDocument, Workers: c.x.workers, NoNoise: noNoise}
-				if noNoise {
-					cfg.Epsilon, cfg.Unit, cfg.Debias = 0, "", ""
-				}
-				return cfg, cfg.Validate()
-			}},
+			params: ftmParams},
 		{name: "pctd-ssp", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 1e-4, hi: 1e4, rounds: []int{5, 10, 20},
 			params: pctdParamsFor(pctd.VariantSSP, false)},
 		{name: "pctd-ssp-threshold", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 1e-4, hi: 1e4, rounds: []int{5, 10, 20},
@@ -136,86 +129,6 @@ func compareVariants() []compareVariant {
 				return cfg, cfg.Validate()
 			}},
 	}
-}
-
-// pctdParamsFor builds PC-TD's parameters for a variant: the knob is the
-// target ε per document from which PC-TD calibrates its noise. With secure,
-// the noise is distributed among all the parties (t = n), as the variant
-// runs under secure aggregation (thresholdFor).
-func pctdParamsFor(variant string, secure bool) func(c *compareRun, x float64, r int, noNoise bool) (any, error) {
-	return func(c *compareRun, x float64, r int, noNoise bool) (any, error) {
-		cfg := pctd.Config{Variant: variant, Epsilon: x, Delta: c.f.delta, Topics: c.f.topics, Rounds: r, MaxDocTokens: c.maxLen,
-			Unit: pctd.UnitDocument, Workers: c.x.workers, NoNoise: noNoise}
-		if noNoise {
-			cfg.Epsilon, cfg.Delta, cfg.Unit = 0, 0, ""
-		} else if secure {
-			cfg.SecureThreshold = len(c.x.data.parts)
-		}
-		return cfg, cfg.Validate()
-	}
-}
-
-// pctdThreshold post-processes PC-TD's released topics: it recovers the
-// summed, clipped M of the last round from each topic (the smallest entry
-// of a topic is β over the topic's mass, since the noise clips some entry
-// to zero), zeroes the entries at most t standard deviations of the summed
-// noise, mixes each topic with weight λ with the word distribution of the
-// thresholded M summed over topics, and normalizes. Only the released
-// topics are read, so the cost is the run's.
-func pctdThreshold(m *topic.Model, params json.RawMessage, parties int) ([]postModel, error) {
-	cfg, err := pctd.ParseConfig(params)
-	if err != nil {
-		return nil, err
-	}
-	r := cfg.Resolved()
-	// Each party's noise has variance NoiseStd²; distributed among t
-	// parties, each adds a share of variance NoiseStd²/t.
-	std := r.NoiseStd() * math.Sqrt(float64(parties))
-	if r.SecureThreshold > 0 {
-		std = r.NoiseStd() * math.Sqrt(float64(parties)/float64(r.SecureThreshold))
-	}
-	counts := make([]float64, len(m.Phi))
-	for k := range m.K {
-		row := m.Phi[k*m.V : (k+1)*m.V]
-		mass := r.Beta / slices.Min(row)
-		for w, p := range row {
-			counts[k*m.V+w] = max(p*mass-r.Beta, 0)
-		}
-	}
-	var out []postModel
-	// Thresholds in standard deviations of the summed noise; 0 and λ = 0
-	// keep the topics as released.
-	for _, t := range []float64{0, 1, 2, 3} {
-		if t > 0 && std == 0 {
-			break
-		}
-		kept := make([]float64, len(counts))
-		uni := make([]float64, m.V)
-		var uniSum float64
-		for i, c := range counts {
-			if c > t*std {
-				kept[i] = c
-				uni[i%m.V] += c
-				uniSum += c
-			}
-		}
-		for _, lambda := range []float64{0, 0.1, 0.3} {
-			pm := &topic.Model{Phi: make([]float64, len(counts)), K: m.K, V: m.V, Vocab: m.Vocab, Alpha: m.Alpha, Beta: m.Beta, Prov: m.Prov}
-			for k := range m.K {
-				row := pm.Phi[k*m.V : (k+1)*m.V]
-				var s float64
-				for w := range row {
-					row[w] = kept[k*m.V+w] + r.Beta
-					s += row[w]
-				}
-				for w := range row {
-					row[w] = (1-lambda)*row[w]/s + lambda*(uni[w]+r.Beta)/(uniSum+r.Beta*float64(m.V))
-				}
-			}
-			out = append(out, postModel{setting: map[string]any{"threshold_std": t, "unigram_weight": lambda, "noise_std_sum": std}, model: pm})
-		}
-	}
-	return out, nil
 }
 
 // fedldaParamsFor builds FedLDA's parameters for a mechanism: the knob is
