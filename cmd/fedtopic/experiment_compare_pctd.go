@@ -88,4 +88,3 @@ func pctdThreshold(m *topic.Model, params json.RawMessage, parties int) ([]postM
 	}
 	return out, nil
 }
-
