@@ -52,6 +52,7 @@ type compareFlags struct {
 	rounds      string
 	iterations  int
 	nmfClip     float64
+	ftmMaxNoise float64 // FTM: the cap on expected noise entries per token that sets τ
 	outDir      string
 }
 
@@ -77,6 +78,9 @@ type compareVariant struct {
 	// required (t = n): each party adds its share of the noise, so the sum
 	// carries the noise of one party instead of n.
 	secure bool
+	// note, if set, returns fields the line of a run with params records
+	// beside them (FTM: its threshold and the noise it leaves per token).
+	note func(c *compareRun, params json.RawMessage) (map[string]any, error)
 }
 
 // postModel is a global model after a post-processing.
@@ -105,7 +109,7 @@ type compareRun struct {
 func compareVariants() []compareVariant {
 	return []compareVariant{
 		{name: "ftm", method: ftm.Algorithm.Name, knob: "epsilon_per_word", increasing: true, lo: 1e-4, hi: 1e3, rounds: []int{ftm.DefaultRounds},
-			params: ftmParams},
+			params: ftmParams, note: ftmNote},
 		{name: "pctd-ssp", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 1e-4, hi: 1e4, rounds: []int{5, 10, 20},
 			params: pctdParamsFor(pctd.VariantSSP, false)},
 		{name: "pctd-ssp-threshold", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 1e-4, hi: 1e4, rounds: []int{5, 10, 20},
@@ -774,6 +778,9 @@ recommendation.`,
 			if f.iterations < 1 {
 				return usagef("--iterations %d: want at least 1", f.iterations)
 			}
+			if !(f.ftmMaxNoise >= 1) || math.IsInf(f.ftmMaxNoise, 0) {
+				return usagef("--ftm-max-noise %v: want a finite number of entries ≥ 1", f.ftmMaxNoise)
+			}
 			all := compareVariants()
 			if err := parseRounds(f.rounds, all); err != nil {
 				return err
@@ -856,6 +863,7 @@ recommendation.`,
 	fs.StringVar(&f.rounds, "rounds", "", "candidate rounds per method or variant, chosen on the development documents: pctd=5|10|20,fednmf=30 (defaults: ftm 5, pctd 5|10|20, fedlda 20, fednmf 30)")
 	fs.IntVar(&f.iterations, "iterations", 300, "sweeps of the parties' and the pooled model's samplers")
 	fs.Float64Var(&f.nmfClip, "fednmf-clip", 1, "DP-FedNMF: S, the L2 norm each party's update is clipped to")
+	fs.Float64Var(&f.ftmMaxNoise, "ftm-max-noise", defaultFTMMaxNoise, "FTM: the most noise entries a token's privatized vector keeps in expectation; where FTM's default threshold τ leaves more (at a small ε per word occurrence), τ is raised to ln(V/(2·cap))/ε, a public setting that costs nothing")
 	fs.StringVarP(&f.outDir, "out", "o", "", "directory to write compare.jsonl to (required)")
 	return cmd
 }
@@ -1047,6 +1055,13 @@ func (c *compareRun) tune(ctx context.Context, v compareVariant, meth *method, t
 		var pm map[string]any
 		if json.Unmarshal(params, &pm) == nil {
 			line["params"] = pm
+		}
+		if v.note != nil {
+			note, err := v.note(c, params)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			maps.Copy(line, note)
 		}
 		spent(line, res)
 		rounds = append(rounds, r)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedtopic/fedtopic/ftm"
+	"github.com/fedtopic/fedtopic/privacy"
 	"github.com/fedtopic/fedtopic/topic"
 )
 
@@ -505,5 +507,75 @@ func TestExperimentCompareClipFlags(t *testing.T) {
 	}
 	if got["status"] != "unreachable" || !strings.Contains(fmt.Sprint(got["reason"]), "private quantile alone costs ε = 0.1") {
 		t.Errorf("ftm at ε = 0.1 with a clip of ε = 0.1: %v; want status unreachable naming the clip", got)
+	}
+}
+
+// TestFTMTau checks compare's threshold rule for FTM: FTM's default τ where
+// it leaves no more noise entries per token than the cap, τ raised where it
+// leaves more, and the mechanism's own survival probability within the cap
+// either way.
+func TestFTMTau(t *testing.T) {
+	tests := []struct {
+		name     string
+		eps      float64
+		v        int
+		maxNoise float64
+		raised   bool
+	}{
+		{"papers' ε: default kept", 11, 12000, 1000, false},
+		{"ε 2: default leaves 2,200", 2, 12000, 1000, true},
+		{"ε 0.66 (10 per document)", 0.66, 12000, 1000, true},
+		{"ε 0.06 (1 per document)", 0.06, 12000, 1000, true},
+		{"ε 0.06, a cap above V", 0.06, 12000, 20000, false},
+		{"ε 0.06, cap 1", 0.06, 12000, 1, true},
+		{"small vocabulary", 0.3, 50, 10, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			th, err := ftmTau(tt.eps, tt.v, tt.maxNoise)
+			if err != nil {
+				t.Fatalf("ftmTau(%v, %d, %v) = %v", tt.eps, tt.v, tt.maxNoise, err)
+			}
+			if def := ftm.AutoTau(tt.eps, tt.v); th.defaultTau != def {
+				t.Errorf("default τ = %v; want ftm.AutoTau's %v", th.defaultTau, def)
+			}
+			if th.tau < th.defaultTau {
+				t.Errorf("τ = %v, below FTM's default %v", th.tau, th.defaultTau)
+			}
+			if got := th.tau > th.defaultTau; got != tt.raised {
+				t.Errorf("τ = %v against the default %v: raised = %v; want %v", th.tau, th.defaultTau, got, tt.raised)
+			}
+			// The mechanism FTM builds at this τ keeps at most the cap.
+			m, err := privacy.NewThresholdedLaplace(privacy.ThresholdedLaplaceConfig{Epsilon: tt.eps, Threshold: th.tau, Vocab: tt.v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			noise := m.SurvivalProb() * float64(tt.v-1)
+			if math.Abs(noise-th.noise) > 1e-9*noise {
+				t.Errorf("noise entries = %v; the mechanism's q·(V−1) is %v", th.noise, noise)
+			}
+			if tt.raised {
+				if noise > tt.maxNoise {
+					t.Errorf("noise entries per token at τ = %v: %v; want at most %v", th.tau, noise, tt.maxNoise)
+				}
+				// Not raised further than needed: one grid step less breaks the cap.
+				lower, err := privacy.NewThresholdedLaplace(privacy.ThresholdedLaplaceConfig{Epsilon: tt.eps, Threshold: th.tau - m.Granularity(), Vocab: tt.v})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := lower.SurvivalProb() * float64(tt.v-1); n <= tt.maxNoise && th.tau-m.Granularity() >= th.defaultTau {
+					t.Errorf("τ − one grid step = %v keeps %v ≤ %v noise entries: τ = %v was raised too far", th.tau-m.Granularity(), n, tt.maxNoise, th.tau)
+				}
+			}
+		})
+	}
+	for _, bad := range []struct {
+		eps      float64
+		v        int
+		maxNoise float64
+	}{{0, 100, 10}, {1, 1, 10}, {1, 100, 0.5}, {math.Inf(1), 100, 10}, {1, 100, math.NaN()}} {
+		if _, err := ftmTau(bad.eps, bad.v, bad.maxNoise); err == nil {
+			t.Errorf("ftmTau(%v, %d, %v) = nil error; want one", bad.eps, bad.v, bad.maxNoise)
+		}
 	}
 }
