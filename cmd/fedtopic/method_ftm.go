@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/spf13/pflag"
@@ -180,4 +181,39 @@ func ftmStatement(st *fed.Statement, cfg ftm.Config, v int) {
 		st.Notes = append(st.Notes, fmt.Sprintf("documents were truncated to %d tokens before privatization: the cost per document is at most %s (%g per word occurrence × %d words, group privacy)", cfg.MaxDocTokens, fmtEps(eps*float64(cfg.MaxDocTokens)), eps, cfg.MaxDocTokens))
 	}
 	st.Notes = append(st.Notes, "not protected: the number of documents, tokens and sentences of each party and their lengths")
+}
+
+// ftmNoiseNote returns a pre-flight note for an FTM run with cfg over a
+// shared vocabulary of v words when its threshold leaves a token's
+// privatized vector more than defaultFTMMaxNoise noise entries in
+// expectation (at a small ε per word occurrence, FTM's default τ leaves
+// thousands): the sampler reads every entry, so each round is slow, and
+// the entries swamp the token's own count. The note gives the expected
+// entries and the --tau that keeps defaultFTMMaxNoise; τ is a public
+// setting, so raising it costs no privacy. Empty when there is nothing to
+// note.
+func ftmNoiseNote(cfg ftm.Config, v int) (string, error) {
+	if cfg.NoNoise || v < 2 {
+		return "", nil
+	}
+	eps := cfg.Epsilon
+	if eps == 0 {
+		eps = ftm.DefaultEpsilon
+	}
+	tau, source := ftm.AutoTau(eps, v), "auto"
+	if cfg.Tau != nil {
+		tau, source = *cfg.Tau, "given"
+	}
+	noise, err := ftmNoiseEntries(eps, tau, v)
+	if err != nil || noise <= defaultFTMMaxNoise {
+		return "", err
+	}
+	th, err := ftmTau(eps, v, defaultFTMMaxNoise)
+	if err != nil {
+		return "", err
+	}
+	// The hint is rounded up, so that the τ a user types keeps no more.
+	up := math.Pow(10, math.Floor(math.Log10(th.tau))-2)
+	return fmt.Sprintf("ftm: at ε = %g per word occurrence and τ = %.3g (%s), each token's privatized vector keeps about %.0f noise entries of the %d words: every round samples all of them, so the run is slow and the counts are mostly noise; --tau %g keeps about %.0f (τ is a public setting: raising it costs no privacy)",
+		eps, tau, source, noise, v, math.Ceil(th.tau/up)*up, th.noise), nil
 }

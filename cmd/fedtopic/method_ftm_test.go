@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedtopic/fedtopic/ftm"
 	"github.com/fedtopic/fedtopic/topic"
 )
 
@@ -103,6 +104,51 @@ func TestSimulateFTMUsageErrors(t *testing.T) {
 			var ue usageError
 			if !errors.As(err, &ue) || !strings.Contains(stderr, tt.want) {
 				t.Errorf("simulate %q: %v, stderr %q; want a usage error mentioning %q", tt.args, err, stderr, tt.want)
+			}
+		})
+	}
+}
+
+// TestFTMNoiseNote checks the pre-flight note on FTM's noise entries per
+// token: none at the papers' ε or with a τ that keeps few, and one with the
+// expected entries and a --tau that keeps the default cap where τ leaves
+// more.
+func TestFTMNoiseNote(t *testing.T) {
+	tau := func(x float64) *float64 { return &x }
+	tests := []struct {
+		name string
+		cfg  ftm.Config
+		v    int
+		want []string // substrings of the note; nil: no note
+	}{
+		{name: "papers' ε, auto τ", cfg: ftm.Config{Epsilon: 11}, v: 12000},
+		{name: "default ε", cfg: ftm.Config{}, v: 12000},
+		{name: "papers' ε and τ 0.2: 660 entries", cfg: ftm.Config{Epsilon: 11, Tau: tau(0.2)}, v: 12000},
+		{name: "no noise", cfg: ftm.Config{Epsilon: 0.05, NoNoise: true}, v: 12000},
+		{name: "ε 0.05, auto τ", cfg: ftm.Config{Epsilon: 0.05}, v: 12000,
+			want: []string{"ε = 0.05 per word occurrence", "τ = 0.2 (auto)", "about 5850 noise entries of the 12000 words", "--tau 36.9 keeps about 967", "costs no privacy"}},
+		{name: "ε 0.05, τ given", cfg: ftm.Config{Epsilon: 0.05, Tau: tau(1)}, v: 12000,
+			want: []string{"τ = 1 (given)", "about 5564 noise entries", "--tau 36.9"}},
+		{name: "ε 0.05, τ given too low for a larger vocabulary", cfg: ftm.Config{Epsilon: 0.05, Tau: tau(30)}, v: 100000,
+			want: []string{"τ = 30 (given)", "about 10878 noise entries of the 100000 words", "--tau 78.3"}},
+		{name: "ε 0.05, τ given that keeps the cap", cfg: ftm.Config{Epsilon: 0.05, Tau: tau(37)}, v: 12000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ftmNoiseNote(tt.cfg, tt.v)
+			if err != nil {
+				t.Fatalf("ftmNoiseNote = %v", err)
+			}
+			if tt.want == nil {
+				if got != "" {
+					t.Errorf("note = %q; want none", got)
+				}
+				return
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("note = %q; want it to contain %q", got, w)
+				}
 			}
 		})
 	}
