@@ -190,7 +190,7 @@ func TestExperimentCompareAgreesWithSimulate(t *testing.T) {
 		flags   func(l map[string]any) []string
 	}{
 		{"ftm", func(l map[string]any) []string {
-			return []string{"--algorithm", "ftm", "--epsilon", num(l, "epsilon_per_word"), "--max-doc-length", "8", "--rounds", "2", "--debias", "output"}
+			return []string{"--algorithm", "ftm", "--epsilon", num(l, "epsilon_per_word"), "--tau", num(l, "tau"), "--max-doc-length", "8", "--rounds", "2", "--debias", "output"}
 		}},
 		{"pctd-ssp", func(l map[string]any) []string {
 			return []string{"--algorithm", "pctd", "--epsilon", num(l, "epsilon_target"), "--max-doc-length", "8", "--rounds", "3"}
@@ -577,5 +577,62 @@ func TestFTMTau(t *testing.T) {
 		if _, err := ftmTau(bad.eps, bad.v, bad.maxNoise); err == nil {
 			t.Errorf("ftmTau(%v, %d, %v) = nil error; want one", bad.eps, bad.v, bad.maxNoise)
 		}
+	}
+}
+
+// TestExperimentCompareFTMTau runs compare's FTM with a cap on the noise
+// entries per token that binds and with one that does not: the line
+// records the τ the run used (its params' tau), FTM's default beside it and
+// the expected noise entries, which stay within the cap; with the cap
+// binding τ is above the default, without it τ is the default. The spend
+// does not depend on τ. A cap below one entry is refused.
+func TestExperimentCompareFTMTau(t *testing.T) {
+	corpusPath := labelledCorpus(t, 120)
+	lineAt := func(maxNoise string) map[string]any {
+		t.Helper()
+		dir := filepath.Join(t.TempDir(), "cmp")
+		args := compareArgs(t, corpusPath, dir, "--doc-epsilon", "2", "--methods", "ftm", "--ftm-max-noise", maxNoise)
+		if _, stderr, err := runCmd(t, args...); err != nil {
+			t.Fatalf("run(%q) = %v; stderr:\n%s", args, err, stderr)
+		}
+		for _, l := range readLines(t, filepath.Join(dir, compareFile)) {
+			if l["role"] == "private" {
+				return l
+			}
+		}
+		t.Fatal("no private line")
+		return nil
+	}
+	var spent []float64
+	for _, tt := range []struct {
+		maxNoise string
+		cap      float64
+		raised   bool
+	}{{"2", 2, true}, {"1000", 1000, false}} {
+		l := lineAt(tt.maxNoise)
+		tau, ok1 := l["tau"].(float64)
+		def, ok2 := l["tau_default"].(float64)
+		noise, ok3 := l["noise_entries_per_token"].(float64)
+		params, _ := l["params"].(map[string]any)
+		if !ok1 || !ok2 || !ok3 || params == nil {
+			t.Fatalf("--ftm-max-noise %s: line %v; want tau, tau_default, noise_entries_per_token and params", tt.maxNoise, l)
+		}
+		if params["tau"] != tau {
+			t.Errorf("--ftm-max-noise %s: params' tau = %v; the line's tau = %v", tt.maxNoise, params["tau"], tau)
+		}
+		if noise > tt.cap || noise <= 0 {
+			t.Errorf("--ftm-max-noise %s: %v noise entries per token; want in (0, %v]", tt.maxNoise, noise, tt.cap)
+		}
+		if got := tau > def; got != tt.raised || tau < def {
+			t.Errorf("--ftm-max-noise %s: τ = %v against FTM's default %v; want raised = %v", tt.maxNoise, tau, def, tt.raised)
+		}
+		spent = append(spent, l["doc_epsilon"].(float64))
+	}
+	if spent[0] != spent[1] {
+		t.Errorf("spent ε per document %v with the cap binding, %v without; want the same: τ costs nothing", spent[0], spent[1])
+	}
+	args := compareArgs(t, corpusPath, filepath.Join(t.TempDir(), "bad"), "--ftm-max-noise", "0.5")
+	if _, _, err := runCmd(t, args...); err == nil || !strings.Contains(err.Error(), "--ftm-max-noise") {
+		t.Errorf("run(%q) = %v; want an error naming --ftm-max-noise", args, err)
 	}
 }
