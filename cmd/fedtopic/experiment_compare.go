@@ -692,8 +692,10 @@ func newCompareCmd(e *env) *cobra.Command {
 For every target ε per document of --doc-epsilon (at δ = --delta) it
 calibrates every private method and variant to that budget, by searching
 the method's own noise setting with the same cost function and accountant
-a simulate run checks and charges (FTM's ε per word occurrence, PC-TD's
-noise for its SSP and unit variants, FedLDA's ε per tuple for kRR and
+a simulate run checks and charges (FTM's ε per word occurrence, its
+threshold τ raised from FTM's default where that leaves a token more than
+--ftm-max-noise noise entries, which costs nothing; PC-TD's noise for its
+SSP and unit variants, FedLDA's ε per tuple for kRR and
 t-kRR, DP-FedNMF's noise multiplier), runs it in process over the same
 code path as simulate, and measures its global model. ε = inf runs each
 method without noise. It also trains each party's own non-private LDA and
