@@ -30,6 +30,10 @@ type Aggregator struct {
 	phi     []float64 // K×V, the latest topics
 	rounds  int
 	spent   [][]privacy.Event
+	// avg and avgW are the weighted sum of the summed M of the rounds
+	// averaged so far (Config.AverageLast) and the sum of their weights.
+	avg  []float64
+	avgW float64
 }
 
 // setupConfig parses and checks the parameters of s and returns the
@@ -46,7 +50,7 @@ func setupConfig(s fed.Setup) (Config, error) {
 		return Config{}, errors.New("pctd: setup has an empty vocabulary")
 	}
 	cfg = cfg.withDefaults()
-	if _, err := cfg.roundEvent(); err != nil {
+	if _, err := cfg.roundEvent(1); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil
@@ -121,12 +125,42 @@ func (a *Aggregator) Aggregate(round int, updates []fed.Update) (fed.Step, error
 		a.spent[u.Party] = append(a.spent[u.Party], u.Spent...)
 	}
 	if len(updates) > 0 {
-		a.phi = onWire(mStep(sum, a.k, a.v, a.cfg.Beta, a.rel, a.cfg.RelationTau), a.k, a.v)
+		a.update(round, sum, len(updates))
 	}
 	a.rounds = round
 	step := fed.Step{Payload: encodeModel(a.phi, a.k, a.v)}
 	step.Done = round >= a.cfg.Rounds
 	return step, nil
+}
+
+// update makes the topics of round from the sum m of the M_t of parties
+// parties: thresholded at Config.RoundThreshold standard deviations of the
+// sum's noise; in the rounds Config.AverageLast averages, m is added to
+// the running average (weighted by its precision), and the last round's
+// topics come from the average, thresholded at its own noise. All of it
+// reads released sums only.
+func (a *Aggregator) update(round int, m []float64, parties int) {
+	std := a.cfg.sumNoiseStd(round, parties)
+	if a.cfg.averaged() && round >= a.cfg.firstAveraged() {
+		if a.avg == nil {
+			a.avg = make([]float64, len(m))
+		}
+		w := weight(std)
+		for i, x := range m {
+			a.avg[i] += w * x
+		}
+		a.avgW += w
+		if round >= a.cfg.Rounds {
+			m = make([]float64, len(a.avg))
+			for i, x := range a.avg {
+				m[i] = x / a.avgW
+			}
+			if std > 0 {
+				std = 1 / math.Sqrt(a.avgW) // Σ_t w_t²·std_t²/(Σ_t w_t)², w_t = 1/std_t²
+			}
+		}
+	}
+	a.phi = onWire(mStep(m, a.k, a.v, a.cfg.Beta, a.cfg.RoundThreshold*std, a.rel, a.cfg.RelationTau), a.k, a.v)
 }
 
 // onWire returns phi as the parties decode it from a broadcast (float32,
@@ -139,16 +173,20 @@ func onWire(phi []float64, k, v int) []float64 {
 	return out
 }
 
-// mStep turns the summed M (V×K, word-major) into topics (K×V): negative
-// entries clipped to zero, β added, each topic normalized (Eq. 11), then
-// with rel the word-relation step of Eq. 13 with tradeoff tau.
-func mStep(m []float64, k, v int, beta float64, rel *Relation, tau float64) []float64 {
+// mStep turns the summed M (V×K, word-major) into topics (K×V): entries
+// at most thr (≥ 0) set to zero, β added, each topic normalized (Eq. 11),
+// then with rel the word-relation step of Eq. 13 with tradeoff tau.
+func mStep(m []float64, k, v int, beta, thr float64, rel *Relation, tau float64) []float64 {
 	phi := make([]float64, k*v)
 	for t := range k {
 		row := phi[t*v : (t+1)*v]
 		var s float64
 		for w := range row {
-			row[w] = max(m[w*k+t], 0) + beta
+			x := m[w*k+t]
+			if x <= thr {
+				x = 0
+			}
+			row[w] = x + beta
 			s += row[w]
 		}
 		for w := range row {
@@ -202,7 +240,8 @@ func spendOf(party string, evs []privacy.Event, delta float64) (topic.PrivacySpe
 }
 
 // MarshalBinary implements encoding.BinaryMarshaler for the coordinator's
-// checkpoints: the rounds done and the latest topics.
+// checkpoints: the rounds done and the latest topics; with
+// Config.AverageLast also the running average's weight and weighted sum.
 func (a *Aggregator) MarshalBinary() ([]byte, error) {
 	b := binary.LittleEndian.AppendUint64(nil, uint64(a.rounds))
 	if a.phi == nil {
@@ -211,6 +250,16 @@ func (a *Aggregator) MarshalBinary() ([]byte, error) {
 	b = append(b, 1)
 	for _, x := range a.phi {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+	}
+	if a.cfg.averaged() {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(a.avgW))
+		avg := a.avg
+		if avg == nil {
+			avg = make([]float64, a.k*a.v)
+		}
+		for _, x := range avg {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+		}
 	}
 	return b, nil
 }
@@ -222,12 +271,35 @@ func (a *Aggregator) UnmarshalBinary(b []byte) error {
 	}
 	rounds, has := int(binary.LittleEndian.Uint64(b)), b[8]
 	b = b[9:]
+	n := 8 * a.k * a.v
+	if a.cfg.averaged() && has == 1 {
+		n = 2*n + 8
+	}
 	switch {
 	case has == 0 && len(b) == 0:
-		a.rounds, a.phi = rounds, nil
+		a.rounds, a.phi, a.avg, a.avgW = rounds, nil, nil, 0
 		return nil
-	case has != 1 || len(b) != 8*a.k*a.v:
+	case has != 1 || len(b) != n:
 		return fmt.Errorf("%w: checkpoint of %d bytes for %d × %d topics", errCodec, len(b), a.k, a.v)
+	}
+	var avg []float64
+	var avgW float64
+	if a.cfg.averaged() {
+		tail := b[8*a.k*a.v:]
+		avgW = math.Float64frombits(binary.LittleEndian.Uint64(tail))
+		if math.IsNaN(avgW) || math.IsInf(avgW, 0) || avgW < 0 {
+			return fmt.Errorf("%w: checkpoint's average weight is not finite and non-negative", errCodec)
+		}
+		avg = make([]float64, a.k*a.v)
+		for i := range avg {
+			avg[i] = math.Float64frombits(binary.LittleEndian.Uint64(tail[8+8*i:]))
+			if math.IsNaN(avg[i]) || math.IsInf(avg[i], 0) {
+				return fmt.Errorf("%w: checkpoint's average entry %d is not finite", errCodec, i)
+			}
+		}
+		if avgW == 0 {
+			avg = nil
+		}
 	}
 	phi := make([]float64, a.k*a.v)
 	for i := range phi {
@@ -237,6 +309,6 @@ func (a *Aggregator) UnmarshalBinary(b []byte) error {
 		}
 		phi[i] = x
 	}
-	a.rounds, a.phi = rounds, phi
+	a.rounds, a.phi, a.avg, a.avgW = rounds, phi, avg, avgW
 	return nil
 }

@@ -46,6 +46,9 @@ const (
 	// UnitsCorpus uses the corpus's semantic units as they are (sentences,
 	// paragraphs, windows or documents, as the tokenizer cut them).
 	UnitsCorpus = "corpus"
+	// UnitsDocument makes every document one semantic unit, whatever
+	// units the corpus has: all its words share one topic per E-step.
+	UnitsDocument = "document"
 	// DefaultUnits cuts every unit of the corpus (a sentence by default)
 	// into windows of three tokens, the paper's semantic unit.
 	DefaultUnits = "window:3"
@@ -69,6 +72,11 @@ const (
 	DefaultRelCutoff  = 0.5
 	DefaultNeighbours = 10
 	MaxTopics         = 1 << 12
+	// MaxScheduleGrowth bounds Config.ScheduleGrowth: beyond it the first
+	// rounds' noise is too large to be worth running them.
+	MaxScheduleGrowth = 100
+	// MaxLocalSteps bounds Config.LocalSteps.
+	MaxLocalSteps = 100
 )
 
 // Config holds PC-TD's parameters; it travels as fed.Setup.Params (JSON)
@@ -100,7 +108,7 @@ type Config struct {
 	// DefaultRounds.
 	Rounds int `json:"rounds,omitempty"`
 	// Units is DefaultUnits ("window:N", N-token windows inside the
-	// corpus's units) or UnitsCorpus.
+	// corpus's units), UnitsCorpus or UnitsDocument.
 	Units string `json:"units,omitempty"`
 	// Beta is the pseudo-count added to every entry of the summed,
 	// clipped M before a topic is normalized (Eq. 11), so that no
@@ -144,6 +152,32 @@ type Config struct {
 	// Epsilon calibrates it for the discrete Gaussian (secure.go). Zero:
 	// every party adds its full noise.
 	SecureThreshold int `json:"secure_threshold,omitempty"`
+	// ScheduleGrowth is g of the noise schedule across rounds: round t
+	// (1..T) gets the share w_t = g^(t−1)/Σ_s g^(s−1) of the run's μ² (GDP;
+	// of the Rényi divergence alike), so its noise multiplier is
+	// Sigma/√(T·w_t) and Σ_t 1/σ_t² = T/Sigma²: the run costs what T
+	// rounds at Sigma cost. g > 1 spends more on the last rounds, which
+	// make the model; 0 or 1: every round the same (Sigma).
+	ScheduleGrowth float64 `json:"schedule_growth,omitempty"`
+	// AverageLast is m: the final topics come from the precision-weighted
+	// average (weights w_t) of the last m rounds' summed M instead of the
+	// last one alone — post-processing of released values at the
+	// coordinator, free. 0 or 1: the last round's sum only.
+	AverageLast int `json:"average_last,omitempty"`
+	// RoundThreshold is c: every M-step, the coordinator's included, zeroes
+	// the entries of the summed M at most c standard deviations of the
+	// sum's noise (ReleaseNoiseStd), instead of only the negative ones, so
+	// the next E-step sees topics without the noise floor —
+	// post-processing, free. 0: clip at zero, as Eq. 11 with β.
+	RoundThreshold float64 `json:"round_threshold,omitempty"`
+	// LocalSteps is the number of times a party updates each θ_d (Eq. 5
+	// and 7) against the broadcast topics in one round, the last update's
+	// responsibilities making M_t: more reach the E-step's fixed point in
+	// fewer rounds. Free: M_t is still Σ_u N_u·r_uᵀ with each r_u a
+	// distribution depending on its own document only, so the
+	// sensitivity is unchanged. VariantSSP only (the unit variant's noise
+	// is inside the E-step). 0 or 1: one update, the paper's.
+	LocalSteps int `json:"local_steps,omitempty"`
 }
 
 // ParseConfig decodes a Config from fed.Setup.Params (JSON; empty means
@@ -236,26 +270,55 @@ func (c Config) Validate() error {
 	if c.Workers < 0 {
 		bad("workers = %d, want ≥ 1", c.Workers)
 	}
+	if !finite(c.ScheduleGrowth) || c.ScheduleGrowth > MaxScheduleGrowth {
+		bad("schedule_growth = %v, want a number in (0, %g] (1: every round the same noise)", c.ScheduleGrowth, float64(MaxScheduleGrowth))
+	}
+	if c.AverageLast < 0 {
+		bad("average_last = %d, want ≥ 1 (1: the last round only)", c.AverageLast)
+	} else if c.Rounds >= 0 && c.AverageLast > c.roundsOrDefault() {
+		bad("average_last = %d, more than the %d rounds", c.AverageLast, c.roundsOrDefault())
+	}
+	if !finite(c.RoundThreshold) {
+		bad("round_threshold = %v, want a finite number ≥ 0 (standard deviations of the summed noise)", c.RoundThreshold)
+	} else if c.RoundThreshold > 0 && c.Variant == VariantUnit {
+		bad("round_threshold applies to the SSP variant only: the unit variant's noise is inside the E-step, not on the sum")
+	}
+	if c.LocalSteps < 0 || c.LocalSteps > MaxLocalSteps {
+		bad("local_steps = %d, want 1..%d", c.LocalSteps, MaxLocalSteps)
+	} else if c.LocalSteps > 1 && c.Variant == VariantUnit {
+		bad("local_steps applies to the SSP variant only: the unit variant's noise is inside the E-step")
+	}
 	if len(errs) == 0 {
 		errs = append(errs, c.validateSecure()...)
 	}
 	return errors.Join(errs...)
 }
 
-// windowOf parses Config.Units: the window size, or 0 for UnitsCorpus.
+// roundsOrDefault is Rounds, DefaultRounds when zero.
+func (c Config) roundsOrDefault() int {
+	if c.Rounds == 0 {
+		return DefaultRounds
+	}
+	return c.Rounds
+}
+
+// windowOf parses Config.Units: the window size, 0 for UnitsCorpus, −1
+// for UnitsDocument.
 func windowOf(units string) (int, error) {
 	switch units {
 	case "":
 		units = DefaultUnits
 	case UnitsCorpus:
 		return 0, nil
+	case UnitsDocument:
+		return -1, nil
 	}
 	if rest, ok := strings.CutPrefix(units, "window:"); ok {
 		if n, err := strconv.Atoi(rest); err == nil && n >= 1 {
 			return n, nil
 		}
 	}
-	return 0, fmt.Errorf("pctd: units = %q, want window:N (N ≥ 1) or %q", units, UnitsCorpus)
+	return 0, fmt.Errorf("pctd: units = %q, want window:N (N ≥ 1), %q or %q", units, UnitsCorpus, UnitsDocument)
 }
 
 // withDefaults returns c with every zero field set to its default and
@@ -338,7 +401,8 @@ func (c Config) noiseStd() float64 {
 }
 
 // calibrate returns Sigma for Epsilon at Delta over Rounds iterations: the
-// T releases compose to μ = √T·Δ/std GDP, so std = √T·Δ/μ(ε, δ).
+// T releases compose to μ = √T·Δ/std GDP, so std = √T·Δ/μ(ε, δ). A
+// schedule keeps μ (schedule.go), so Sigma is the same.
 func (c Config) calibrate() float64 {
 	if c.distributed() {
 		return c.calibrateDistributed()
@@ -354,16 +418,18 @@ func (c Config) calibrate() float64 {
 	return std
 }
 
-// roundEvent is what one party releases in one round (one EM iteration):
-// a continuous Gaussian mechanism at the unit c.Unit. c must have its
-// defaults. With NoNoise it returns nil.
-func (c Config) roundEvent() ([]privacy.Event, error) {
+// roundEvent is what one party releases in round t (one EM iteration,
+// 1..Rounds): a continuous Gaussian mechanism at the unit c.Unit, with the
+// round's noise under a schedule. c must have its defaults. With NoNoise
+// it returns nil.
+func (c Config) roundEvent(t int) ([]privacy.Event, error) {
 	if c.NoNoise {
 		return nil, nil
 	}
 	if !(c.Sigma > 0) || math.IsInf(c.Sigma, 0) {
 		return nil, fmt.Errorf("pctd: sigma %v: cannot calibrate ε = %g at δ = %g", c.Sigma, c.Epsilon, c.Delta)
 	}
+	c = c.at(t)
 	e := privacy.Event{Mechanism: privacy.MechanismGaussian, Sigma: c.noiseStd(), Sensitivity: c.sensitivity(), Unit: c.Unit, Count: 1}
 	if c.distributed() {
 		e = c.distributedEvent()
@@ -386,12 +452,16 @@ func (c Config) roundEvent() ([]privacy.Event, error) {
 
 // Events returns what one party releases over a whole run with c,
 // computed from the parameters alone, before any data is seen: Rounds
-// Gaussian releases at the unit the events are reported in. A party's
-// Plan returns one of them per round, so a pre-flight check made with them
-// agrees with what the ledger is charged. With NoNoise it returns nil.
+// Gaussian releases at the unit the events are reported in (one event of
+// that count, or with a schedule one per round). A party's Plan returns
+// round t's, so a pre-flight check made with them agrees with what the
+// ledger is charged. With NoNoise it returns nil.
 func (c Config) Events() ([]privacy.Event, error) {
 	c = c.withDefaults()
-	ev, err := c.roundEvent()
+	if c.scheduled() && c.Sigma > 0 && !math.IsInf(c.Sigma, 0) {
+		return c.scheduledEvents()
+	}
+	ev, err := c.roundEvent(1)
 	if err != nil || ev == nil {
 		return nil, err
 	}

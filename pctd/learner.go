@@ -61,6 +61,7 @@ func NewLearner(s fed.Setup, party int, docs *corpus.Corpus) (*Learner, error) {
 	window, _ := windowOf(cfg.Units)
 	us := buildUnits(docs, window, cfg.MaxDocTokens)
 	l := &Learner{cfg: cfg, party: party, id: s.Parties[party], vocab: s.Vocab, seed: s.Seed, em: newEM(us, cfg.Topics, v)}
+	l.em.steps = cfg.LocalSteps
 	if !cfg.NoNoise {
 		if cfg.SecureNoise {
 			l.noise = privacy.NewSecureSource()
@@ -72,8 +73,9 @@ func NewLearner(s fed.Setup, party int, docs *corpus.Corpus) (*Learner, error) {
 }
 
 // Plan implements fed.Planner: every round releases M_t, one Gaussian
-// mechanism at the configured unit (nothing with NoNoise).
-func (l *Learner) Plan(round int) ([]privacy.Event, error) { return l.cfg.roundEvent() }
+// mechanism at the configured unit with the round's noise (nothing with
+// NoNoise).
+func (l *Learner) Plan(round int) ([]privacy.Event, error) { return l.cfg.roundEvent(round) }
 
 // Learn implements fed.Learner.
 func (l *Learner) Learn(round int, broadcast []byte) (fed.Step, error) {
@@ -107,7 +109,7 @@ func (l *Learner) noiseFor(round int) noise {
 	if l.noise == nil {
 		return nz
 	}
-	nz.std = l.cfg.noiseStd()
+	nz.std = l.cfg.at(round).noiseStd()
 	nz.stream = func(labels ...any) *rand.Rand {
 		return l.noise.Stream(append([]any{"pctd", "party", l.id, "round", round}, labels...)...)
 	}

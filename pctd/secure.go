@@ -90,8 +90,18 @@ func (c Config) secureBound() int64 {
 	return (1<<(fed.SecAggBits-1) - 1) / int64(c.secureMaxParties())
 }
 
+// maxPartyNoiseStd is the largest partyNoiseStd of any round.
+func (c Config) maxPartyNoiseStd() float64 {
+	var s float64
+	for t := 1; t <= c.Rounds; t++ {
+		s = max(s, c.at(t).partyNoiseStd())
+	}
+	return s
+}
+
 // partyNoiseStd is the standard deviation of the noise one party adds,
-// in real units: NoiseStd/√t when distributed, NoiseStd otherwise.
+// in real units: NoiseStd/√t when distributed, NoiseStd otherwise. With a
+// schedule call it on c.at(round).
 func (c Config) partyNoiseStd() float64 {
 	if c.NoNoise {
 		return 0
@@ -103,20 +113,21 @@ func (c Config) partyNoiseStd() float64 {
 }
 
 // secureDataBound is the largest grid value of an exact M_t entry a party
-// contributes when the noise is distributed: B less the noise headroom.
+// contributes when the noise is distributed: B less the noise headroom of
+// the round with the most noise, so the bound is the same every round.
 func (c Config) secureDataBound() int64 {
 	if !c.distributed() {
 		return c.secureBound()
 	}
-	return c.secureBound() - int64(math.Ceil(secureHeadroom*c.partyNoiseStd()*gridScale))
+	return c.secureBound() - int64(math.Ceil(secureHeadroom*c.maxPartyNoiseStd()*gridScale))
 }
 
-// sumSpec is the SSP update as a vector of sums over v words; c must have
-// its defaults.
-func (c Config) sumSpec(v int) fed.SumSpec {
+// sumSpec is round t's SSP update as a vector of sums over v words (the
+// distributed noise follows the schedule); c must have its defaults.
+func (c Config) sumSpec(v, t int) fed.SumSpec {
 	s := fed.SumSpec{Len: v * c.Topics, FracBits: SecureFracBits, Clip: float64(c.secureBound()) / gridScale, Unit: UnitDocument}
 	if c.distributed() {
-		s.Sigma = c.noiseStd() * gridScale
+		s.Sigma = c.at(t).noiseStd() * gridScale
 		s.Sensitivity = c.sensitivity() * gridScale
 	}
 	return s
@@ -143,12 +154,14 @@ func (c Config) validateSecure() []error {
 	if !(r.Sigma > 0) || math.IsInf(r.Sigma, 0) {
 		return nil // reported by roundEvent
 	}
-	if _, err := secagg.PartySigma(r.noiseStd()*gridScale, r.SecureThreshold); err != nil {
-		return []error{fmt.Errorf("pctd: secure_threshold: %w", err)}
+	for t := 1; t <= r.Rounds; t++ {
+		if _, err := secagg.PartySigma(r.at(t).noiseStd()*gridScale, r.SecureThreshold); err != nil {
+			return []error{fmt.Errorf("pctd: secure_threshold: round %d: %w", t, err)}
+		}
 	}
 	if r.secureDataBound() < gridScale {
 		return []error{fmt.Errorf("pctd: secure_threshold = %d: the noise (standard deviation %.4g per party) leaves no room for M_t under the bound %.6g of a 32-bit sum: use less noise or a higher threshold",
-			r.SecureThreshold, r.partyNoiseStd(), float64(r.secureBound())/gridScale)}
+			r.SecureThreshold, r.maxPartyNoiseStd(), float64(r.secureBound())/gridScale)}
 	}
 	return nil
 }
@@ -156,7 +169,8 @@ func (c Config) validateSecure() []error {
 // distributedEvent is one round's charge with distributed noise: the
 // discrete Gaussian release of the sum of exactly t survivors, total
 // standard deviation NoiseStd, on the grid — the event the engine charges
-// (fed.SumSpec.Sigma and Sensitivity).
+// (fed.SumSpec.Sigma and Sensitivity). With a schedule call it on
+// c.at(round).
 func (c Config) distributedEvent() privacy.Event {
 	return privacy.Event{Mechanism: privacy.MechanismDiscreteGaussian, Sigma: c.noiseStd() * gridScale,
 		Sensitivity: c.sensitivity() * gridScale, Unit: UnitDocument, Count: 1}
@@ -169,8 +183,16 @@ func (c Config) distributedEvent() privacy.Event {
 func (c Config) calibrateDistributed() float64 {
 	cost := func(z float64) float64 {
 		s := c.sensitivity() * gridScale
-		ev := privacy.Event{Mechanism: privacy.MechanismDiscreteGaussian, Sigma: z * s, Sensitivity: s, Unit: UnitDocument, Count: c.Rounds}
-		r, err := accountant.Compose([]privacy.Event{ev}, c.Delta)
+		evs := []privacy.Event{{Mechanism: privacy.MechanismDiscreteGaussian, Sigma: z * s, Sensitivity: s, Unit: UnitDocument, Count: c.Rounds}}
+		if c.scheduled() {
+			d := c
+			d.Sigma = z
+			var err error
+			if evs, err = d.scheduledEvents(); err != nil {
+				return math.Inf(1)
+			}
+		}
+		r, err := accountant.Compose(evs, c.Delta)
 		if err != nil {
 			return math.Inf(1)
 		}
@@ -229,14 +251,17 @@ func (c Config) toGrid(m []float64) []int64 {
 // meant to be distributed.
 func (c Config) checkClear(round int) error {
 	if c.distributed() {
+		r := c.at(round)
 		return fmt.Errorf("pctd: round %d: secure_threshold = %d: this party adds only its share of distributed noise (standard deviation %.4g of %.4g), which must not leave it without secure aggregation; run with secure aggregation of threshold %d, or without secure_threshold",
-			round, c.SecureThreshold, c.partyNoiseStd(), c.noiseStd(), c.SecureThreshold)
+			round, c.SecureThreshold, r.partyNoiseStd(), r.noiseStd(), c.SecureThreshold)
 	}
 	return nil
 }
 
-// SumSpec implements fed.SumLearner.
-func (l *Learner) SumSpec() fed.SumSpec { return l.cfg.sumSpec(len(l.vocab)) }
+// SumSpec implements fed.SumLearner: the spec of the party's next round,
+// the one after the last it learned, whose distributed noise the engine
+// adds next (the engine asks before LearnSum; LearnSum checks the round).
+func (l *Learner) SumSpec() fed.SumSpec { return l.cfg.sumSpec(len(l.vocab), l.round+1) }
 
 // LearnSum implements fed.SumLearner: the round's M_t on the grid. With
 // distributed noise it is the exact M_t (the engine adds the party's
@@ -245,6 +270,11 @@ func (l *Learner) SumSpec() fed.SumSpec { return l.cfg.sumSpec(len(l.vocab)) }
 func (l *Learner) LearnSum(round int, broadcast []byte) ([]int64, []privacy.Event, error) {
 	if l.cfg.Variant != VariantSSP {
 		return nil, nil, fmt.Errorf("pctd: round %d: the %s variant cannot run under secure aggregation: its noise is inside the E-step", round, l.cfg.Variant)
+	}
+	if l.cfg.distributed() && l.cfg.scheduled() && round != l.round+1 {
+		// SumSpec, which the engine read before this call, gave round
+		// l.round+1's noise: the share added would not be this round's.
+		return nil, nil, fmt.Errorf("pctd: round %d: party %s last learned round %d: with a noise schedule under distributed noise a party learns every round in order", round, l.id, l.round)
 	}
 	phi, err := decodeModel(broadcast, l.cfg.Topics, len(l.vocab))
 	if err != nil {
@@ -270,8 +300,12 @@ func (l *Learner) LearnSum(round int, broadcast []byte) ([]int64, []privacy.Even
 	return l.cfg.toGrid(m), spent, nil
 }
 
-// SumSpec implements fed.SumAggregator.
-func (a *Aggregator) SumSpec() fed.SumSpec { return a.cfg.sumSpec(a.v) }
+// SumSpec implements fed.SumAggregator: the spec of the next round (of the
+// last once the run is done); the engine reads the grid and the bound from
+// it, which every round shares.
+func (a *Aggregator) SumSpec() fed.SumSpec {
+	return a.cfg.sumSpec(a.v, min(a.rounds+1, a.cfg.Rounds))
+}
 
 // AggregateSum implements fed.SumAggregator: the M-step of Aggregate on
 // the sum of the included parties' M_t, each of which is recorded as
@@ -280,7 +314,7 @@ func (a *Aggregator) AggregateSum(round int, sum []int64, included []int) (fed.S
 	if len(sum) != a.v*a.k {
 		return fed.Step{}, fmt.Errorf("pctd: round %d: sum of %d values, want V × K = %d", round, len(sum), a.v*a.k)
 	}
-	ev, err := a.cfg.roundEvent()
+	ev, err := a.cfg.roundEvent(round)
 	if err != nil {
 		return fed.Step{}, err
 	}
@@ -295,7 +329,7 @@ func (a *Aggregator) AggregateSum(round int, sum []int64, included []int) (fed.S
 		m[i] = float64(x) / gridScale
 	}
 	if len(included) > 0 {
-		a.phi = onWire(mStep(m, a.k, a.v, a.cfg.Beta, a.rel, a.cfg.RelationTau), a.k, a.v)
+		a.update(round, m, len(included))
 	}
 	a.rounds = round
 	return fed.Step{Payload: encodeModel(a.phi, a.k, a.v), Done: round >= a.cfg.Rounds}, nil

@@ -26,8 +26,9 @@ func (us *units) numUnits() int { return len(us.start) - 1 }
 // limit) — at most maxTokens tokens, all of them when they are distinct
 // words —, then each of its corpus units (the
 // whole document when the corpus has none) is cut into consecutive windows
-// of window tokens (0: kept whole). Words that repeat within a unit are
-// counted once with their count.
+// of window tokens (0: kept whole; negative: the whole document is one
+// unit, whatever units the corpus has). Words that repeat within a unit
+// are counted once with their count.
 func buildUnits(c *corpus.Corpus, window, maxTokens int) *units {
 	us := &units{docUnit: make([]int, 1, c.NumDocs()+1), start: []int{0}}
 	var scratch []int32
@@ -52,7 +53,7 @@ func buildUnits(c *corpus.Corpus, window, maxTokens int) *units {
 	}
 	for d := 0; d < c.NumDocs(); d++ {
 		var spans [][]int32
-		if c.HasUnits() {
+		if c.HasUnits() && window >= 0 {
 			first, end := c.DocUnits(d)
 			for u := first; u < end; u++ {
 				spans = append(spans, c.Unit(u))
