@@ -145,6 +145,9 @@ func pctdCost(cfg pctd.Config, knobs costKnobs) (costPart, error) {
 	switch r.Variant {
 	case pctd.VariantSSP:
 		p.release = fmt.Sprintf("PC-TD SSP (noise std %.4g on M_t, %d iterations)", r.NoiseStd(), r.Rounds)
+		if g := r.ScheduleGrowth; g != 0 && g != 1 {
+			p.release = fmt.Sprintf("PC-TD SSP (noise std on M_t from %.4g in iteration 1 to %.4g in iteration %d, schedule growth %g)", r.NoiseStdAt(1), r.NoiseStdAt(r.Rounds), r.Rounds, g)
+		}
 	default:
 		p.release = fmt.Sprintf("PC-TD noisy unit counts (σ = %.4g, %d iterations)", r.Sigma, r.Rounds)
 		w, err := accountant.Compose(cfg.WordEvents(), r.Delta)
@@ -186,7 +189,28 @@ func pctdStatement(st *fed.Statement, cfg pctd.Config) {
 			fmt.Sprintf("per word occurrence (the paper's unit): %d iterations at σ = %.4g are μ = √%d/σ = %.4g GDP, ε = %s at δ = %.3g%s", r.Rounds, r.Sigma, r.Rounds, mu, fmtEps(eps), r.Delta, hugeNote(eps)),
 			fmt.Sprintf("per document: a document of at most %d tokens changes the unit counts by at most %d in L2 norm per iteration (group privacy), μ = %.4g GDP; the units of a document (how many) are not protected", r.MaxDocTokens, r.MaxDocTokens, mu*float64(r.MaxDocTokens)))
 	}
+	st.Notes = append(st.Notes, pctdOptionNotes(r)...)
 	st.Notes = append(st.Notes, "not protected: the number of documents, tokens and units of each party")
+}
+
+// pctdOptionNotes states the noise schedule and the free options of a
+// resolved configuration: what each changes, and that the cost is the one
+// stated.
+func pctdOptionNotes(r pctd.Config) []string {
+	var notes []string
+	if g := r.ScheduleGrowth; g != 0 && g != 1 {
+		notes = append(notes, fmt.Sprintf("noise schedule (growth %g): iteration t's noise multiplier is σ/√(T·w_t) with w_t = g^(t−1)/Σ_s g^(s−1), so the noise on M_t goes from %.4g (iteration 1) to %.4g (iteration %d); Σ_t 1/σ_t² = T/σ², so the run costs what %d iterations at σ = %.4g cost, by GDP and RDP alike", g, r.NoiseStdAt(1), r.NoiseStdAt(r.Rounds), r.Rounds, r.Rounds, r.Sigma))
+	}
+	if r.AverageLast > 1 {
+		notes = append(notes, fmt.Sprintf("the final topics come from the average of the last %d iterations' released sums of M_t, each weighted by its precision: post-processing at the coordinator, no cost", r.AverageLast))
+	}
+	if r.RoundThreshold > 0 {
+		notes = append(notes, fmt.Sprintf("every M-step zeroes the entries of the summed M_t at most %g standard deviations of its noise: post-processing, no cost", r.RoundThreshold))
+	}
+	if r.LocalSteps > 1 {
+		notes = append(notes, fmt.Sprintf("each party updates every θ_d %d times per iteration before computing M_t: each responsibility is still a distribution depending on its own document only, so the sensitivity is unchanged", r.LocalSteps))
+	}
+	return notes
 }
 
 // hugeNote says plainly when an ε protects nothing.
