@@ -9,6 +9,7 @@ import (
 
 	"github.com/fedtopic/fedtopic/corpus"
 	"github.com/fedtopic/fedtopic/fed"
+	"github.com/fedtopic/fedtopic/internal/rng"
 	"github.com/fedtopic/fedtopic/vocab"
 )
 
@@ -125,6 +126,42 @@ func BenchmarkClientStep(b *testing.B) {
 			b.ReportMetric(float64(b.N*cfg.Batch)/b.Elapsed().Seconds(), "docs/s")
 			b.ReportMetric(float64(b.N*cfg.Batch)/cpu, "docs/cpu-s")
 			b.ReportMetric(100*float64(nz)/float64(len(w)), "%W>0")
+		})
+	}
+}
+
+// BenchmarkSmile measures the critic alone: one SMILE estimate and its
+// gradient on a batch of B = 64 random documents (20 words each of 12,000)
+// and topic vectors (K = 50), through the pair kernels the machine runs
+// ("kernel") and through the plain-Go ones ("go").
+func BenchmarkSmile(b *testing.B) {
+	const v, k, batch = 12000, 50, 64
+	a := testMatrix(v, batch, 20, 1)
+	c := critic{v, k}
+	theta := make([]float64, c.size())
+	r := rng.Derive(2, "theta")
+	c.init(r, theta)
+	y := make([]float64, batch*k)
+	for i := range y {
+		y[i] = r.Float64()
+	}
+	cols := make([]int, batch)
+	for i := range cols {
+		cols[i] = i
+	}
+	gy := make([]float64, len(y))
+	for _, bc := range []struct {
+		name string
+		avx2 bool
+	}{{"kernel", pairKernelAVX2}, {"go", false}} {
+		b.Run(bc.name, func(b *testing.B) {
+			ws := newSmileWork(c, batch)
+			ws.avx2 = bc.avx2
+			cpu0 := cpuSeconds(b)
+			for range b.N {
+				c.smile(theta, a, cols, y, 5, ws, gy, true)
+			}
+			b.ReportMetric((cpuSeconds(b)-cpu0)/float64(b.N)*1e3, "cpu-ms/op")
 		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/floats"
 )
 
 // critic is the shape of the MI critic T_θ(x, y) over a document's column
@@ -58,13 +57,18 @@ func (c critic) init(r *rand.Rand, theta []float64) {
 type smileWork struct {
 	b        int
 	ax, ay   []float64 // B×Hidden1: W1x·x_j, and W1y·y_j + b1
-	h1       []float64 // B²×Hidden1: relu(ax_j + ay_j'), then its gradient
+	h1       []float64 // B²×Hidden1: relu(ax_j + ay_j')
 	h2       []float64 // B²×Hidden2: relu(W2·h1 + b2), then its gradient
 	t, gt    []float64 // B²: T and ∂Î/∂T
 	dax, day []float64 // B×Hidden1
 	gSmall   []float64 // ∂Î/∂θ without W1x (from W1y on)
 	w2t      []float64 // Hidden1×Hidden2: W2 transposed
 	gw2t     []float64 // Hidden1×Hidden2: ∂Î/∂W2 transposed
+	dz1      []float64 // B²×Hidden1: ∂Î/∂z1
+	act      []int32   // B²×Hidden1: pair p's active units (h1 > 0) from act[p·Hidden1]
+	nAct     []int32   // B²: the number of pair p's active units
+	lists    []int32   // pairsBackward's scratch
+	avx2     bool      // the pair layers run through the AVX2 kernels
 }
 
 func newSmileWork(c critic, b int) *smileWork {
@@ -75,8 +79,18 @@ func newSmileWork(c critic, b int) *smileWork {
 		dax: make([]float64, b*Hidden1), day: make([]float64, b*Hidden1),
 		gSmall: make([]float64, c.size()-c.offW1y()),
 		w2t:    make([]float64, Hidden1*Hidden2), gw2t: make([]float64, Hidden1*Hidden2),
+		dz1: make([]float64, b*b*Hidden1),
+		act: make([]int32, b*b*Hidden1), nAct: make([]int32, b*b),
+		lists: make([]int32, Hidden1*(pairGroup+1)),
+		avx2:  pairKernelAVX2 && Hidden2%pairWidth == 0,
 	}
 }
+
+// pairGroup is the number of pairs the second layer's kernels take at a
+// time: the AVX2 kernels run over 32 of its outputs for each pair of the
+// group in turn, which keeps those columns of W2 and its gradient in the
+// first-level cache.
+const pairGroup = 64
 
 func general(rows, cols int, data []float64) blas64.General {
 	return blas64.General{Rows: rows, Cols: cols, Stride: cols, Data: data[:rows*cols]}
@@ -129,20 +143,32 @@ func (c critic) smile(theta []float64, a *Matrix, cols []int, y []float64, tau f
 	}
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, general(b, c.k, y), general(c.k, Hidden1, w1y), 1, general(b, Hidden1, ay))
 
-	// Pairs: p = j·B + j' pairs document j with topic vector j'.
+	// Pairs: p = j·B + j' pairs document j with topic vector j'. The
+	// units relu leaves active (about half) are listed in act: the second
+	// layer reads only theirs.
 	h1 := ws.h1[:bb*Hidden1]
+	act, nAct := ws.act[:bb*Hidden1], ws.nAct[:bb]
 	for j := range b {
 		xa := ax[j*Hidden1 : (j+1)*Hidden1]
 		for jj := range b {
+			p := j*b + jj
 			ya := ay[jj*Hidden1 : (jj+1)*Hidden1]
-			dst := h1[(j*b+jj)*Hidden1 : (j*b+jj+1)*Hidden1]
+			dst := h1[p*Hidden1 : (p+1)*Hidden1]
+			list := act[p*Hidden1 : (p+1)*Hidden1]
+			n := 0
 			for u := range dst {
-				dst[u] = max(xa[u]+ya[u], 0)
+				v := max(xa[u]+ya[u], 0)
+				dst[u] = v
+				list[n] = int32(u)
+				if v > 0 {
+					n++
+				}
 			}
+			nAct[p] = int32(n)
 		}
 	}
-	// Second layer, pair by pair over the active units of h1 only (relu
-	// leaves about half of them zero): h2 = relu(b2 + Σ_u h1_u·W2(:, u)).
+	// Second layer and T, pair by pair: h2 = relu(b2 + Σ_u h1_u·W2(:, u))
+	// over the active u, T = w3·h2 + b3.
 	w2t := ws.w2t
 	for o := range Hidden2 {
 		for u := range Hidden1 {
@@ -150,25 +176,14 @@ func (c critic) smile(theta []float64, a *Matrix, cols []int, y []float64, tau f
 		}
 	}
 	h2 := ws.h2[:bb*Hidden2]
-	for p := range bb {
-		dst := h2[p*Hidden2 : (p+1)*Hidden2]
-		copy(dst, b2)
-		for u, x := range h1[p*Hidden1 : (p+1)*Hidden1] {
-			if x != 0 {
-				floats.AddScaled(dst, x, w2t[u*Hidden2:(u+1)*Hidden2])
-			}
-		}
-		for o, v := range dst {
-			if v < 0 {
-				dst[o] = 0
-			}
-		}
-	}
 	t := ws.t[:bb]
 	for p := range t {
 		t[p] = b3
 	}
-	blas64.Gemv(blas.NoTrans, 1, general(bb, Hidden2, h2), blas64.Vector{N: Hidden2, Inc: 1, Data: w3}, 1, blas64.Vector{N: bb, Inc: 1, Data: t})
+	for p := 0; p < bb; p += pairGroup {
+		e := min(p+pairGroup, bb)
+		pairsForward(ws.avx2, w2t, h1[p*Hidden1:e*Hidden1], act[p*Hidden1:e*Hidden1], nAct[p:e], b2, w3, h2[p*Hidden2:e*Hidden2], t[p:e])
+	}
 
 	// Value and ∂Î/∂T.
 	var pos float64
@@ -219,45 +234,23 @@ func (c critic) smile(theta []float64, a *Matrix, cols []int, y []float64, tau f
 		gb3 += v
 	}
 	g[c.offB3()-base] = gb3
-	blas64.Gemv(blas.Trans, 1, general(bb, Hidden2, h2), blas64.Vector{N: bb, Inc: 1, Data: gt}, 0, blas64.Vector{N: Hidden2, Inc: 1, Data: gw3})
-	// h2 becomes ∂Î/∂z2.
-	for p := range bb {
-		row := h2[p*Hidden2 : (p+1)*Hidden2]
-		gp := gt[p]
-		for o, v := range row {
-			if v > 0 {
-				row[o] = gp * w3[o]
-			} else {
-				row[o] = 0
-			}
-		}
-	}
-	for p := range bb {
-		row := h2[p*Hidden2 : (p+1)*Hidden2]
-		for o, v := range row {
-			gb2[o] += v
-		}
-	}
-	// ∂Î/∂W2 = Σ_p ∂Î/∂z2_p ⊗ h1_p and ∂Î/∂z1 = (∂Î/∂z2 · W2) ⊙ [h1 > 0],
-	// both over the active units of h1 only; h1 becomes ∂Î/∂z1.
+	// Pair by pair: ∂Î/∂w3 = Σ_p ∂Î/∂T_p·h2_p, ∂Î/∂z2 = ∂Î/∂T·w3 ⊙ [h2 > 0]
+	// (h2 becomes it), ∂Î/∂b2 = Σ_p ∂Î/∂z2_p, ∂Î/∂W2 = Σ_p ∂Î/∂z2_p ⊗ h1_p
+	// and ∂Î/∂z1 = (∂Î/∂z2 · W2) ⊙ [h1 > 0], the last two over the active
+	// units only.
 	gw2t := ws.gw2t
 	clear(gw2t)
-	for p := range bb {
-		dz2 := h2[p*Hidden2 : (p+1)*Hidden2]
-		row := h1[p*Hidden1 : (p+1)*Hidden1]
-		for u, x := range row {
-			if x != 0 {
-				floats.AddScaled(gw2t[u*Hidden2:(u+1)*Hidden2], x, dz2)
-				row[u] = floats.Dot(dz2, w2t[u*Hidden2:(u+1)*Hidden2])
-			}
-		}
+	dz1 := ws.dz1[:bb*Hidden1]
+	clear(dz1)
+	for p := 0; p < bb; p += pairGroup {
+		e := min(p+pairGroup, bb)
+		pairsBackward(ws.avx2, w2t, gw2t, h1[p*Hidden1:e*Hidden1], act[p*Hidden1:e*Hidden1], nAct[p:e], h2[p*Hidden2:e*Hidden2], gt[p:e], w3, gw3, gb2, dz1[p*Hidden1:e*Hidden1], ws.lists)
 	}
 	for o := range Hidden2 {
 		for u := range Hidden1 {
 			gw2[o*Hidden1+u] = gw2t[u*Hidden2+o]
 		}
 	}
-	dz1 := h1
 	dax, day := ws.dax[:b*Hidden1], ws.day[:b*Hidden1]
 	clear(dax)
 	clear(day)
