@@ -134,18 +134,15 @@ func (a *Aggregator) Aggregate(round int, updates []fed.Update) (fed.Step, error
 }
 
 // update makes the topics of round from the sum m of the M_t of parties
-// parties: thresholded at Config.RoundThreshold standard deviations of the
-// sum's noise; in the rounds Config.AverageLast averages, m is added to
-// the running average (weighted by its precision), and the last round's
-// topics come from the average, thresholded at its own noise. All of it
-// reads released sums only.
+// parties (Eq. 11); in the rounds Config.AverageLast averages, m is added
+// to the running average, weighted by its precision, and the last round's
+// topics come from the average. It reads released sums only.
 func (a *Aggregator) update(round int, m []float64, parties int) {
-	std := a.cfg.sumNoiseStd(round, parties)
 	if a.cfg.averaged() && round >= a.cfg.firstAveraged() {
 		if a.avg == nil {
 			a.avg = make([]float64, len(m))
 		}
-		w := weight(std)
+		w := weight(a.cfg.sumNoiseStd(round, parties))
 		for i, x := range m {
 			a.avg[i] += w * x
 		}
@@ -155,12 +152,9 @@ func (a *Aggregator) update(round int, m []float64, parties int) {
 			for i, x := range a.avg {
 				m[i] = x / a.avgW
 			}
-			if std > 0 {
-				std = 1 / math.Sqrt(a.avgW) // Σ_t w_t²·std_t²/(Σ_t w_t)², w_t = 1/std_t²
-			}
 		}
 	}
-	a.phi = onWire(mStep(m, a.k, a.v, a.cfg.Beta, a.cfg.RoundThreshold*std, a.rel, a.cfg.RelationTau), a.k, a.v)
+	a.phi = onWire(mStep(m, a.k, a.v, a.cfg.Beta, a.rel, a.cfg.RelationTau), a.k, a.v)
 }
 
 // onWire returns phi as the parties decode it from a broadcast (float32,
@@ -173,20 +167,16 @@ func onWire(phi []float64, k, v int) []float64 {
 	return out
 }
 
-// mStep turns the summed M (V×K, word-major) into topics (K×V): entries
-// at most thr (≥ 0) set to zero, β added, each topic normalized (Eq. 11),
-// then with rel the word-relation step of Eq. 13 with tradeoff tau.
-func mStep(m []float64, k, v int, beta, thr float64, rel *Relation, tau float64) []float64 {
+// mStep turns the summed M (V×K, word-major) into topics (K×V): negative
+// entries clipped to zero, β added, each topic normalized (Eq. 11), then
+// with rel the word-relation step of Eq. 13 with tradeoff tau.
+func mStep(m []float64, k, v int, beta float64, rel *Relation, tau float64) []float64 {
 	phi := make([]float64, k*v)
 	for t := range k {
 		row := phi[t*v : (t+1)*v]
 		var s float64
 		for w := range row {
-			x := m[w*k+t]
-			if x <= thr {
-				x = 0
-			}
-			row[w] = x + beta
+			row[w] = max(m[w*k+t], 0) + beta
 			s += row[w]
 		}
 		for w := range row {

@@ -75,8 +75,6 @@ const (
 	// MaxScheduleGrowth bounds Config.ScheduleGrowth: beyond it the first
 	// rounds' noise is too large to be worth running them.
 	MaxScheduleGrowth = 100
-	// MaxLocalSteps bounds Config.LocalSteps.
-	MaxLocalSteps = 100
 )
 
 // Config holds PC-TD's parameters; it travels as fed.Setup.Params (JSON)
@@ -164,20 +162,6 @@ type Config struct {
 	// last one alone — post-processing of released values at the
 	// coordinator, free. 0 or 1: the last round's sum only.
 	AverageLast int `json:"average_last,omitempty"`
-	// RoundThreshold is c: every M-step, the coordinator's included, zeroes
-	// the entries of the summed M at most c standard deviations of the
-	// sum's noise (ReleaseNoiseStd), instead of only the negative ones, so
-	// the next E-step sees topics without the noise floor —
-	// post-processing, free. 0: clip at zero, as Eq. 11 with β.
-	RoundThreshold float64 `json:"round_threshold,omitempty"`
-	// LocalSteps is the number of times a party updates each θ_d (Eq. 5
-	// and 7) against the broadcast topics in one round, the last update's
-	// responsibilities making M_t: more reach the E-step's fixed point in
-	// fewer rounds. Free: M_t is still Σ_u N_u·r_uᵀ with each r_u a
-	// distribution depending on its own document only, so the
-	// sensitivity is unchanged. VariantSSP only (the unit variant's noise
-	// is inside the E-step). 0 or 1: one update, the paper's.
-	LocalSteps int `json:"local_steps,omitempty"`
 }
 
 // ParseConfig decodes a Config from fed.Setup.Params (JSON; empty means
@@ -277,16 +261,6 @@ func (c Config) Validate() error {
 		bad("average_last = %d, want ≥ 1 (1: the last round only)", c.AverageLast)
 	} else if c.Rounds >= 0 && c.AverageLast > c.roundsOrDefault() {
 		bad("average_last = %d, more than the %d rounds", c.AverageLast, c.roundsOrDefault())
-	}
-	if !finite(c.RoundThreshold) {
-		bad("round_threshold = %v, want a finite number ≥ 0 (standard deviations of the summed noise)", c.RoundThreshold)
-	} else if c.RoundThreshold > 0 && c.Variant == VariantUnit {
-		bad("round_threshold applies to the SSP variant only: the unit variant's noise is inside the E-step, not on the sum")
-	}
-	if c.LocalSteps < 0 || c.LocalSteps > MaxLocalSteps {
-		bad("local_steps = %d, want 1..%d", c.LocalSteps, MaxLocalSteps)
-	} else if c.LocalSteps > 1 && c.Variant == VariantUnit {
-		bad("local_steps applies to the SSP variant only: the unit variant's noise is inside the E-step")
 	}
 	if len(errs) == 0 {
 		errs = append(errs, c.validateSecure()...)

@@ -23,9 +23,6 @@ type em struct {
 	k, v   int
 	theta  []float64 // D×K
 	shards []int     // document offsets of the shards, len ≤ numShards+1
-	// steps is the number of θ_d updates per iteration (Config.LocalSteps;
-	// ≤ 1: one, the paper's); the last one's responsibilities make M_t.
-	steps int
 }
 
 // newEM returns the state for us with K topics over V words and uniform
@@ -197,14 +194,6 @@ func (e *em) shard(d0, d1 int, lt []float64, o *shardOut, r *rand.Rand, std floa
 	}
 	for d := d0; d < d1; d++ {
 		th := e.theta[d*k : (d+1)*k]
-		if r == nil {
-			// Without noise in the E-step, θ_d first takes steps − 1
-			// updates against the same topics (generalized EM: each
-			// raises the likelihood); they read only d's own counts.
-			for range e.steps - 1 {
-				e.updateTheta(d, th, lt, s, acc)
-			}
-		}
 		for t := range k {
 			logTheta[t] = math.Log(max(th[t], tiny))
 			acc[t] = 0
@@ -288,40 +277,6 @@ func (e *em) shard(d0, d1 int, lt []float64, o *shardOut, r *rand.Rand, std floa
 			for t := range k {
 				th[t] = acc[t] / sum
 			}
-		}
-	}
-}
-
-// updateTheta sets th, document d's θ_d, to the normalized sum of its
-// units' responsibilities under th and the topics lt (Eq. 5 and 7 without
-// noise); s and acc are scratch of length K.
-func (e *em) updateTheta(d int, th, lt, s, acc []float64) {
-	k, us := e.k, e.us
-	for t := range k {
-		acc[t] = 0
-	}
-	for u := us.docUnit[d]; u < us.docUnit[d+1]; u++ {
-		for t := range k {
-			s[t] = math.Log(max(th[t], tiny))
-		}
-		for i := us.start[u]; i < us.start[u+1]; i++ {
-			c, row := us.c[i], lt[int(us.w[i])*k:(int(us.w[i])+1)*k]
-			for t := range k {
-				s[t] += c * row[t]
-			}
-		}
-		softmax(s)
-		for t := range k {
-			acc[t] += s[t]
-		}
-	}
-	var sum float64
-	for _, x := range acc {
-		sum += x
-	}
-	if sum > 0 {
-		for t := range k {
-			th[t] = acc[t] / sum
 		}
 	}
 }

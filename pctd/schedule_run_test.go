@@ -27,8 +27,8 @@ func TestScheduleCharges(t *testing.T) {
 		threshold int // 0: in the clear
 		mech      string
 	}{
-		{"clear", `{"topics":4,"rounds":4,"max_doc_tokens":20,"epsilon":4,"schedule_growth":2,"average_last":2,"round_threshold":1}`, 0, privacy.MechanismGaussian},
-		{"distributed", `{"topics":4,"rounds":4,"max_doc_tokens":20,"epsilon":4,"schedule_growth":2,"average_last":2,"round_threshold":1,"secure_threshold":3}`, 3, privacy.MechanismDiscreteGaussian},
+		{"clear", `{"topics":4,"rounds":4,"max_doc_tokens":20,"epsilon":4,"schedule_growth":2,"average_last":2}`, 0, privacy.MechanismGaussian},
+		{"distributed", `{"topics":4,"rounds":4,"max_doc_tokens":20,"epsilon":4,"schedule_growth":2,"average_last":2,"secure_threshold":3}`, 3, privacy.MechanismDiscreteGaussian},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var ledgers [][]fedtest.LedgerEntry

@@ -130,9 +130,6 @@ func TestScheduleValidate(t *testing.T) {
 		{name: "average default rounds", cfg: Config{MaxDocTokens: 9, AverageLast: DefaultRounds}},
 		{name: "average beyond rounds", cfg: Config{MaxDocTokens: 9, Rounds: 5, AverageLast: 6}, want: "average_last"},
 		{name: "negative average", cfg: Config{MaxDocTokens: 9, AverageLast: -1}, want: "average_last"},
-		{name: "threshold", cfg: Config{MaxDocTokens: 9, RoundThreshold: 2}},
-		{name: "negative threshold", cfg: Config{MaxDocTokens: 9, RoundThreshold: -1}, want: "round_threshold"},
-		{name: "threshold on unit", cfg: Config{Variant: VariantUnit, Sigma: 1, RoundThreshold: 1}, want: "SSP variant only"},
 		{name: "document units", cfg: Config{NoNoise: true, Units: UnitsDocument}},
 		{name: "share below a grid step", cfg: Config{MaxDocTokens: 1, Sigma: 0.01, Rounds: 10, ScheduleGrowth: 3, SecureThreshold: 3}, want: "secure_threshold: round"},
 		{name: "first round's noise past the bound", cfg: Config{MaxDocTokens: 15, Epsilon: 10, Rounds: 20, ScheduleGrowth: 10, SecureThreshold: 3}, want: "leaves no room"},
@@ -152,15 +149,15 @@ func TestScheduleValidate(t *testing.T) {
 
 // TestAverageIsPostProcessing: with AverageLast the final topics are a
 // function of the released sums alone — the M-step of their
-// precision-weighted average over the last m rounds, thresholded at the
-// average's noise —, the earlier rounds' topics those of their own sums;
+// precision-weighted average over the last m rounds —, the earlier
+// rounds' topics those of their own sums;
 // and a checkpoint taken inside the averaged rounds resumes to the same
 // final topics.
 func TestAverageIsPostProcessing(t *testing.T) {
 	const k, v, parties = 3, 50, 2
-	cfg := Config{Topics: k, Rounds: 5, Epsilon: 6, MaxDocTokens: 9, ScheduleGrowth: 1.5, AverageLast: 3, RoundThreshold: 1}
+	cfg := Config{Topics: k, Rounds: 5, Epsilon: 6, MaxDocTokens: 9, ScheduleGrowth: 1.5, AverageLast: 3}
 	setup := fed.Setup{Parties: []string{"p1", "p2"}, Vocab: make([]string, v), Seed: 4}
-	raw := `{"topics":3,"rounds":5,"epsilon":6,"max_doc_tokens":9,"schedule_growth":1.5,"average_last":3,"round_threshold":1}`
+	raw := `{"topics":3,"rounds":5,"epsilon":6,"max_doc_tokens":9,"schedule_growth":1.5,"average_last":3}`
 	setup.Params = []byte(raw)
 	r := cfg.Resolved()
 	sums := make([][]float64, r.Rounds+1)
@@ -181,7 +178,7 @@ func TestAverageIsPostProcessing(t *testing.T) {
 		t.Fatal(err)
 	}
 	play(a, 1, 2)
-	if want := onWire(mStep(sums[2], k, v, r.Beta, r.sumNoiseStd(2, parties), nil, 0), k, v); !slices.Equal(a.phi, want) {
+	if want := onWire(mStep(sums[2], k, v, r.Beta, nil, 0), k, v); !slices.Equal(a.phi, want) {
 		t.Errorf("round 2's topics differ from the M-step of its own sum")
 	}
 	play(a, 3, 4)
@@ -207,7 +204,7 @@ func TestAverageIsPostProcessing(t *testing.T) {
 	if got := r.ReleaseNoiseStd(parties); math.Abs(got-thr) > 1e-12*thr {
 		t.Errorf("ReleaseNoiseStd(%d) = %v; want the average's %v", parties, got, thr)
 	}
-	want := onWire(mStep(avg, k, v, r.Beta, thr, nil, 0), k, v)
+	want := onWire(mStep(avg, k, v, r.Beta, nil, 0), k, v)
 	if !slices.Equal(a.phi, want) {
 		t.Errorf("final topics differ from the M-step of the precision-weighted average of rounds 3-5")
 	}
@@ -224,32 +221,6 @@ func TestAverageIsPostProcessing(t *testing.T) {
 	}
 	if err := b.UnmarshalBinary(state[:len(state)-8]); err == nil {
 		t.Errorf("UnmarshalBinary accepted a checkpoint without its whole average")
-	}
-}
-
-// TestRoundThreshold: the M-step zeroes every entry at most the threshold,
-// keeps the others, and at threshold 0 clips exactly the negative ones.
-func TestRoundThreshold(t *testing.T) {
-	m := []float64{-1, 0.5, 2, 3} // V = 4, K = 1
-	for _, tc := range []struct {
-		thr  float64
-		want []float64 // before normalization, β = 0
-	}{
-		{0, []float64{0, 0.5, 2, 3}},
-		{1, []float64{0, 0, 2, 3}},
-		{2, []float64{0, 0, 0, 3}},
-	} {
-		got := mStep(m, 1, 4, 0, tc.thr, nil, 0)
-		var s float64
-		for _, x := range tc.want {
-			s += x
-		}
-		for w := range got {
-			if math.Abs(got[w]-tc.want[w]/s) > 1e-15 {
-				t.Errorf("mStep(threshold %v) = %v; want %v normalized", tc.thr, got, tc.want)
-				break
-			}
-		}
 	}
 }
 

@@ -31,7 +31,6 @@ func Train(ctx context.Context, docs *corpus.Corpus, vocab []string, cfg Config,
 	}
 	window, _ := windowOf(cfg.Units)
 	e := newEM(buildUnits(docs, window, cfg.MaxDocTokens), cfg.Topics, len(vocab))
-	e.steps = cfg.LocalSteps
 	phi := onWire(InitialTopics(seed, cfg.Topics, len(vocab)), cfg.Topics, len(vocab))
 	for it := 1; it <= cfg.Rounds; it++ {
 		m, err := e.iterate(ctx, phi, noise{variant: cfg.Variant}, cfg.Workers)
@@ -44,7 +43,7 @@ func Train(ctx context.Context, docs *corpus.Corpus, vocab []string, cfg Config,
 		if m, err = decodeUpdate(encodeUpdate(m, cfg.Topics, len(vocab)), cfg.Topics, len(vocab)); err != nil {
 			return nil, fmt.Errorf("pctd: train: iteration %d: %w", it, err)
 		}
-		phi = onWire(mStep(m, cfg.Topics, len(vocab), cfg.Beta, 0, nil, 0), cfg.Topics, len(vocab))
+		phi = onWire(mStep(m, cfg.Topics, len(vocab), cfg.Beta, nil, 0), cfg.Topics, len(vocab))
 		if onIter != nil {
 			if err := onIter(it, newModel(cfg, phi, vocab, seed, it)); err != nil {
 				return nil, err
