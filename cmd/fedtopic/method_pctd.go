@@ -193,7 +193,7 @@ func pctdStatement(st *fed.Statement, cfg pctd.Config) {
 	st.Notes = append(st.Notes, "not protected: the number of documents, tokens and units of each party")
 }
 
-// pctdOptionNotes states the noise schedule and the free options of a
+// pctdOptionNotes states the noise schedule and the final average of a
 // resolved configuration: what each changes, and that the cost is the one
 // stated.
 func pctdOptionNotes(r pctd.Config) []string {
@@ -203,12 +203,6 @@ func pctdOptionNotes(r pctd.Config) []string {
 	}
 	if r.AverageLast > 1 {
 		notes = append(notes, fmt.Sprintf("the final topics come from the average of the last %d iterations' released sums of M_t, each weighted by its precision: post-processing at the coordinator, no cost", r.AverageLast))
-	}
-	if r.RoundThreshold > 0 {
-		notes = append(notes, fmt.Sprintf("every M-step zeroes the entries of the summed M_t at most %g standard deviations of its noise: post-processing, no cost", r.RoundThreshold))
-	}
-	if r.LocalSteps > 1 {
-		notes = append(notes, fmt.Sprintf("each party updates every θ_d %d times per iteration before computing M_t: each responsibility is still a distribution depending on its own document only, so the sensitivity is unchanged", r.LocalSteps))
 	}
 	return notes
 }

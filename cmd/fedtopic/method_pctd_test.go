@@ -69,7 +69,7 @@ func TestSimulatePCTD(t *testing.T) {
 		{name: "SSP at a noise multiplier", wantEps: sspDoc, args: []string{"--sigma", "0.5", "--max-doc-length", "10"}},
 		{name: "SSP under secure aggregation", wantEps: secureDoc, args: []string{"--sigma", "0.5", "--max-doc-length", "10", "--secure-aggregation", "--threshold", "3"}},
 		{name: "SSP with a noise schedule and averaging", wantEps: 30, args: []string{"--epsilon", "30", "--max-doc-length", "10",
-			"--params", `{"schedule_growth":1.5,"average_last":3,"local_steps":3}`}},
+			"--params", `{"schedule_growth":1.2,"average_last":3}`}},
 		{name: "SSP with a noise schedule under secure aggregation", wantEps: 30, args: []string{"--epsilon", "30", "--max-doc-length", "10",
 			"--secure-aggregation", "--threshold", "3", "--params", `{"schedule_growth":1.2,"average_last":3}`}},
 		{name: "paper's mechanism", wantEps: unitDoc, wantWord: unitWord,
