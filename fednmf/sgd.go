@@ -273,68 +273,70 @@ func (c *client) nextGram(step float64, nc int) {
 // chunkWork is one chunk's buffers in updateW and its share of the
 // correction of Q (nextGram).
 type chunkWork struct {
-	blk     []float64 // blockRows×K: rows of W·G
-	u, wm   []float64 // K: a row before the projection, and w·M
+	avx2    bool      // the pass runs through the AVX2 kernels (gemm.go)
+	blk     []float64 // blockRows×K: rows of W·M, then before the projection
+	pad     []float64 // 8·K: stepRows's scratch
+	wm      []float64 // K: a touched row of W·M
 	neg     []int     // the clipped entries of a row
 	corr    []float64 // K×K
 	clipped int
 }
 
 func newChunkWork(k int) *chunkWork {
-	return &chunkWork{blk: make([]float64, blockRows*k), u: make([]float64, k), wm: make([]float64, k),
-		neg: make([]int, 0, k), corr: make([]float64, k*k)}
+	return &chunkWork{avx2: gemmKernelAVX2, blk: make([]float64, blockRows*k), pad: make([]float64, 8*k),
+		wm: make([]float64, k), neg: make([]int, 0, k), corr: make([]float64, k*k)}
 }
 
 // update updates the rows w (n×K) of W with their rows p of P and
 // touched flags, clears those, and gathers the correction of Q when gram
-// is set.
+// is set. Block by block, the rows u of W·M = W − step·W·G (stepRows),
+// plus step·p in the touched rows, are projected onto W ≥ 0 (project),
+// and the correction follows from u, W·M and the projected rows.
 func (ch *chunkWork) update(w, p []float64, touched []bool, g []float64, k int, step float64, gram bool) {
 	n := len(touched)
 	clear(ch.corr)
 	ch.clipped = 0
-	u, wm, corr := ch.u, ch.wm, ch.corr
+	wm, corr := ch.wm, ch.corr
 	for r0 := 0; r0 < n; r0 += blockRows {
 		nb := min(blockRows, n-r0)
-		blk := ch.blk[:nb*k]
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, general(nb, k, w[r0*k:]), general(k, k, g), 0, general(nb, k, blk))
+		wb, blk := w[r0*k:(r0+nb)*k], ch.blk[:nb*k]
+		stepRows(ch.avx2, wb, g, blk, k, step, ch.pad)
 		for r := range nb {
 			i := r0 + r
-			wi, wg := w[i*k:(i+1)*k], blk[r*k:(r+1)*k]
-			for t, x := range wi {
-				wm[t] = x - step*wg[t]
+			if !touched[i] {
+				continue
 			}
-			copy(u, wm)
-			if touched[i] {
-				pi := p[i*k : (i+1)*k]
-				for t, x := range pi {
-					u[t] += step * x
-				}
-				clear(pi)
-				touched[i] = false
-				if gram {
-					// uᵀu − (w·M)ᵀ(w·M), on and above the diagonal.
-					for t := range k {
-						ut, mt := u[t], wm[t]
-						row := corr[t*k : (t+1)*k]
-						for s := t; s < k; s++ {
-							row[s] += ut*u[s] - mt*wm[s]
-						}
+			u, pi := blk[r*k:(r+1)*k], p[i*k:(i+1)*k]
+			copy(wm, u)
+			for t, x := range pi {
+				u[t] += step * x
+			}
+			clear(pi)
+			touched[i] = false
+			if gram {
+				// uᵀu − (w·M)ᵀ(w·M), on and above the diagonal.
+				for t := range k {
+					ut, mt := u[t], wm[t]
+					row := corr[t*k : (t+1)*k]
+					for s := t; s < k; s++ {
+						row[s] += ut*u[s] - mt*wm[s]
 					}
 				}
 			}
+		}
+		clipped := project(ch.avx2, wb, blk)
+		if clipped == 0 || !gram {
+			continue
+		}
+		ch.clipped += clipped
+		for r := range nb {
+			u, wi := blk[r*k:(r+1)*k], wb[r*k:(r+1)*k]
 			neg := ch.neg[:0]
 			for t, x := range u {
 				if x < 0 {
 					neg = append(neg, t)
-					wi[t] = 0
-				} else {
-					wi[t] = x
 				}
 			}
-			if len(neg) == 0 || !gram {
-				continue
-			}
-			ch.clipped += len(neg)
 			// −(f·nᵀ + n·fᵀ + n·nᵀ), on and above the diagonal.
 			for _, t := range neg {
 				nt := u[t]
