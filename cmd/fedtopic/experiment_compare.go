@@ -111,15 +111,21 @@ func compareVariants() []compareVariant {
 		{name: "ftm", method: ftm.Algorithm.Name, knob: "epsilon_per_word", increasing: true, lo: 1e-4, hi: 1e3, rounds: []int{ftm.DefaultRounds},
 			params: ftmParams, note: ftmNote},
 		{name: "pctd-ssp", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 1e-4, hi: 1e4, rounds: []int{5, 10, 20},
-			params: pctdParamsFor(pctd.VariantSSP, false)},
+			params: pctdParamsFor(pctd.VariantSSP, false, pctdOptions{})},
 		{name: "pctd-ssp-threshold", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 1e-4, hi: 1e4, rounds: []int{5, 10, 20},
-			params: pctdParamsFor(pctd.VariantSSP, false), post: pctdThreshold},
+			params: pctdParamsFor(pctd.VariantSSP, false, pctdOptions{}), post: pctdThreshold},
 		// The secure variant's noise must fit under the 32-bit sum's bound
 		// with room for the data: below ε = 0.1 per document it does not.
 		{name: "pctd-ssp-secure", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 0.1, hi: 1e4, rounds: []int{5, 10, 20},
-			params: pctdParamsFor(pctd.VariantSSP, true), post: pctdThreshold, secure: true},
+			params: pctdParamsFor(pctd.VariantSSP, true, pctdOptions{}), post: pctdThreshold, secure: true},
+		// As pctd-ssp-secure, with a noise schedule (round t's share of μ²
+		// grows as 1.5^t) and the final topics from the last 5 rounds'
+		// sums, both chosen on the development documents (docs/compare.md).
+		// The first rounds' noise fits under the sum's bound from ε = 0.5.
+		{name: "pctd-ssp-schedule", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 0.5, hi: 1e4, rounds: []int{10, 20},
+			params: pctdParamsFor(pctd.VariantSSP, true, pctdOptions{growth: 1.5, average: 5}), post: pctdThreshold, secure: true},
 		{name: "pctd-unit", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 1e-4, hi: 1e4, rounds: []int{5, 10, 20},
-			params: pctdParamsFor(pctd.VariantUnit, false)},
+			params: pctdParamsFor(pctd.VariantUnit, false, pctdOptions{})},
 		{name: "fedlda-krr", method: fedlda.Algorithm.Name, knob: "epsilon_per_tuple", increasing: true, lo: 1e-6, hi: 1e3, rounds: []int{fedlda.DefaultRounds},
 			params: fedldaParamsFor(fedlda.MechanismKRR)},
 		{name: "fedlda-tkrr", method: fedlda.Algorithm.Name, knob: "epsilon_per_tuple", increasing: true, lo: 1e-6, hi: 1e3, rounds: []int{fedlda.DefaultRounds},
@@ -861,7 +867,7 @@ recommendation.`,
 	fs.StringVar(&f.testFile, "test", "", "held-out documents (default: --test-fraction of the corpus)")
 	fs.StringVar(&f.embeddings, "embeddings", "", "word2vec or GloVe text vectors: embedding coherence of every model")
 	fs.Float64Var(&f.devFraction, "dev-fraction", 0.1, "share of each party's documents held out as development documents, which choose every tuned setting")
-	fs.StringVar(&f.variants, "methods", "", "comma-separated methods or variants to run (default all): ftm, pctd-ssp, pctd-ssp-threshold, pctd-ssp-secure, pctd-unit, fedlda-krr, fedlda-tkrr, fednmf-dp")
+	fs.StringVar(&f.variants, "methods", "", "comma-separated methods or variants to run (default all): ftm, pctd-ssp, pctd-ssp-threshold, pctd-ssp-secure, pctd-ssp-schedule, pctd-unit, fedlda-krr, fedlda-tkrr, fednmf-dp")
 	fs.StringVar(&f.rounds, "rounds", "", "candidate rounds per method or variant, chosen on the development documents: pctd=5|10|20,fednmf=30 (defaults: ftm 5, pctd 5|10|20, fedlda 20, fednmf 30)")
 	fs.IntVar(&f.iterations, "iterations", 300, "sweeps of the parties' and the pooled model's samplers")
 	fs.Float64Var(&f.nmfClip, "fednmf-clip", 1, "DP-FedNMF: S, the L2 norm each party's update is clipped to")

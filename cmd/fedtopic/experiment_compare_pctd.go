@@ -2,25 +2,37 @@ package main
 
 import (
 	"encoding/json"
-	"math"
 	"slices"
 
 	"github.com/fedtopic/fedtopic/pctd"
 	"github.com/fedtopic/fedtopic/topic"
 )
 
+// pctdOptions are a PC-TD variant's settings besides the budget and the
+// rounds: the noise schedule's growth and the number of last rounds whose
+// sums the final topics average (pctd.Config.ScheduleGrowth and
+// AverageLast; zero: none). Without noise neither applies, so the ε = ∞
+// line is the plain EM of the same rounds.
+type pctdOptions struct {
+	growth  float64
+	average int
+}
+
 // pctdParamsFor builds PC-TD's parameters for a variant: the knob is the
 // target ε per document from which PC-TD calibrates its noise. With secure,
 // the noise is distributed among all the parties (t = n), as the variant
 // runs under secure aggregation (thresholdFor).
-func pctdParamsFor(variant string, secure bool) func(c *compareRun, x float64, r int, noNoise bool) (any, error) {
+func pctdParamsFor(variant string, secure bool, opt pctdOptions) func(c *compareRun, x float64, r int, noNoise bool) (any, error) {
 	return func(c *compareRun, x float64, r int, noNoise bool) (any, error) {
 		cfg := pctd.Config{Variant: variant, Epsilon: x, Delta: c.f.delta, Topics: c.f.topics, Rounds: r, MaxDocTokens: c.maxLen,
 			Unit: pctd.UnitDocument, Workers: c.x.workers, NoNoise: noNoise}
 		if noNoise {
 			cfg.Epsilon, cfg.Delta, cfg.Unit = 0, 0, ""
-		} else if secure {
-			cfg.SecureThreshold = len(c.x.data.parts)
+		} else {
+			cfg.ScheduleGrowth, cfg.AverageLast = opt.growth, min(opt.average, r)
+			if secure {
+				cfg.SecureThreshold = len(c.x.data.parts)
+			}
 		}
 		return cfg, cfg.Validate()
 	}
@@ -39,12 +51,9 @@ func pctdThreshold(m *topic.Model, params json.RawMessage, parties int) ([]postM
 		return nil, err
 	}
 	r := cfg.Resolved()
-	// Each party's noise has variance NoiseStd²; distributed among t
-	// parties, each adds a share of variance NoiseStd²/t.
-	std := r.NoiseStd() * math.Sqrt(float64(parties))
-	if r.SecureThreshold > 0 {
-		std = r.NoiseStd() * math.Sqrt(float64(parties)/float64(r.SecureThreshold))
-	}
+	// The noise on the sum the final topics come from: n parties' own
+	// noise, or one party's distributed among t, over the rounds averaged.
+	std := r.ReleaseNoiseStd(parties)
 	counts := make([]float64, len(m.Phi))
 	for k := range m.K {
 		row := m.Phi[k*m.V : (k+1)*m.V]
