@@ -17,7 +17,10 @@ import (
 // w − step·(w·G). The two forms may then differ in the last bits; each is
 // deterministic, a row's result does not depend on the rows around it,
 // and a process uses one form throughout (gemmKernelAVX2 is fixed). The
-// projection is the same in both, bit for bit.
+// projection is the same in both, bit for bit, and counts each row's
+// clipped entries so that the correction of Q visits only those rows; the
+// correction's rank-2 updates for the batch's words run through a third
+// kernel.
 
 // stepRowsGo sets out (n×K, row-major, like w) to w − step·(w·G).
 func stepRowsGo(w, g, out []float64, k int, step float64) {
@@ -56,29 +59,59 @@ func stepRows(avx2 bool, w, g, out []float64, k int, step float64, pad []float64
 }
 
 // projectGo sets w to u where u is not below zero and to 0 where it is,
-// and returns how many entries were below zero (−0 and NaN are not).
-func projectGo(w, u []float64) int {
-	var neg int
-	for i, x := range u {
-		if x < 0 {
-			w[i] = 0
-			neg++
-		} else {
-			w[i] = x
+// for the rows of k, sets neg[r] to how many of row r's entries were
+// below zero (−0 and NaN are not) and returns their total.
+func projectGo(w, u []float64, k int, neg []int32) int {
+	var total int
+	for r := range neg {
+		var n int32
+		for t, x := range u[r*k : (r+1)*k] {
+			if x < 0 {
+				w[r*k+t] = 0
+				n++
+			} else {
+				w[r*k+t] = x
+			}
 		}
+		neg[r] = n
+		total += int(n)
 	}
-	return neg
+	return total
 }
 
 // project is projectGo, through the AVX2 kernel when avx2 is set.
-func project(avx2 bool, w, u []float64) int {
-	if len(w) != len(u) {
+func project(avx2 bool, w, u []float64, k int, neg []int32) int {
+	if k < 1 || len(w) != len(u) || len(u) != len(neg)*k {
 		panic("fednmf: project: lengths differ")
 	}
-	var neg int
-	if n4 := len(u) &^ 3; avx2 && n4 > 0 {
-		neg = projectAVX2(&w[0], &u[0], n4)
-		w, u = w[n4:], u[n4:]
+	if !avx2 || len(neg) == 0 {
+		return projectGo(w, u, k, neg)
 	}
-	return neg + projectGo(w, u)
+	return projectAVX2(&w[0], &u[0], len(neg), k, &neg[0])
+}
+
+// rank2Go adds u·uᵀ − m·mᵀ to c (K×K) on and above the diagonal.
+func rank2Go(c, u, m []float64) {
+	k := len(u)
+	for t := range k {
+		ut, mt := u[t], m[t]
+		row := c[t*k : (t+1)*k]
+		for s := t; s < k; s++ {
+			row[s] += ut*u[s] - mt*m[s]
+		}
+	}
+}
+
+// rank2 is rank2Go, through the AVX2 kernel when avx2 is set (which
+// fuses the multiplies and adds, so the two may differ in the last bits).
+func rank2(avx2 bool, c, u, m []float64) {
+	k := len(u)
+	if !avx2 || k == 0 {
+		rank2Go(c, u, m)
+		return
+	}
+	if len(m) != k || len(c) != k*k {
+		panic("fednmf: rank2: lengths differ")
+	}
+	rank2AVX2(&c[0], &u[0], &m[0], k)
 }

@@ -14,7 +14,12 @@ var gemmKernelAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 //go:noescape
 func stepRows4AVX2(w, gm, out *float64, n, k int, step float64)
 
-// projectAVX2 is projectGo on n entries, a multiple of 4.
+// projectAVX2 is projectGo on n ≥ 1 rows of k ≥ 1.
 //
 //go:noescape
-func projectAVX2(w, u *float64, n int) int
+func projectAVX2(w, u *float64, n, k int, neg *int32) int
+
+// rank2AVX2 is rank2Go on k ≥ 1.
+//
+//go:noescape
+func rank2AVX2(c, u, m *float64, k int)

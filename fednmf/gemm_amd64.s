@@ -239,36 +239,121 @@ done:
 	VZEROUPPER
 	RET
 
-// func projectAVX2(w, u *float64, n int) int
+// func projectAVX2(w, u *float64, n, k int, neg *int32) int
 //
-// w[i] = u[i] where u[i] is not below zero (−0 and NaN are kept, as in
-// the plain-Go loop) and 0 where it is, for n entries (a multiple of 4);
-// returns how many were below zero. vmaxpd returns its second source
-// unless the first is greater, so max(0, u) with u second is u but where
-// 0 > u.
-TEXT ·projectAVX2(SB), NOSPLIT, $0-32
+// For n rows of k: w[i] = u[i] where u[i] is not below zero (−0 and NaN
+// are kept, as in the plain-Go loop) and 0 where it is; neg[r] is how
+// many of row r's entries were below zero, and the result their total.
+// vmaxpd returns its second source unless the first is greater, so
+// max(0, u) with u second is u but where 0 > u. A row goes four entries
+// at a time, then one at a time.
+TEXT ·projectAVX2(SB), NOSPLIT, $0-48
 	MOVQ w+0(FP), DI
 	MOVQ u+8(FP), SI
-	MOVQ n+16(FP), CX
-	SHLQ $3, CX
-	XORQ AX, AX
-	XORQ BX, BX
+	MOVQ n+16(FP), R8
+	MOVQ k+24(FP), R9
+	MOVQ neg+32(FP), R10
+	XORQ AX, AX                 // total
 	VXORPD Y15, Y15, Y15
 
-ploop:
-	CMPQ BX, CX
-	JGE  pdone
-	VMOVUPD (SI)(BX*1), Y0
+prow:
+	CMPQ R8, $0
+	JLE  pdone
+	XORQ R11, R11               // the row's count
+	MOVQ R9, CX
+
+pvec:
+	CMPQ CX, $4
+	JLT  pone
+	VMOVUPD (SI), Y0
 	VMAXPD Y0, Y15, Y1
-	VCMPPD $0x11, Y15, Y0, Y2
-	VMOVUPD Y1, (DI)(BX*1)
+	VCMPPD $0x11, Y15, Y0, Y2   // u < 0, quiet
+	VMOVUPD Y1, (DI)
 	VMOVMSKPD Y2, DX
 	POPCNTL DX, DX
-	ADDQ DX, AX
-	ADDQ $32, BX
-	JMP  ploop
+	ADDQ DX, R11
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $4, CX
+	JMP  pvec
+
+pone:
+	CMPQ CX, $0
+	JEQ  pnext
+	VMOVSD (SI), X0
+	VMAXSD X0, X15, X1
+	VCMPSD $0x11, X15, X0, X2
+	VMOVSD X1, (DI)
+	VMOVMSKPD X2, DX
+	ANDQ $1, DX
+	ADDQ DX, R11
+	ADDQ $8, SI
+	ADDQ $8, DI
+	DECQ CX
+	JMP  pone
+
+pnext:
+	MOVL R11, (R10)
+	ADDQ $4, R10
+	ADDQ R11, AX
+	DECQ R8
+	JMP  prow
 
 pdone:
-	MOVQ AX, ret+24(FP)
+	MOVQ AX, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func rank2AVX2(c, u, m *float64, k int)
+//
+// For t = 0, …, k−1: c[t][t:k] += u[t]·u[t:k], then −= m[t]·m[t:k], each
+// fused; four entries at a time, then one at a time.
+TEXT ·rank2AVX2(SB), NOSPLIT, $0-32
+	MOVQ c+0(FP), DI            // c[t][t]
+	MOVQ u+8(FP), SI            // u[t]
+	MOVQ m+16(FP), BX           // m[t]
+	MOVQ k+24(FP), CX           // k − t
+	MOVQ CX, R10
+	SHLQ $3, R10
+	ADDQ $8, R10                // from c[t][t] to c[t+1][t+1]
+
+rrow:
+	CMPQ CX, $0
+	JLE  rdone
+	VBROADCASTSD (SI), Y14
+	VBROADCASTSD (BX), Y13
+	XORQ R8, R8
+	MOVQ CX, R9
+
+rvec:
+	CMPQ R9, $4
+	JLT  rone
+	VMOVUPD (DI)(R8*1), Y0
+	VFMADD231PD (SI)(R8*1), Y14, Y0
+	VFNMADD231PD (BX)(R8*1), Y13, Y0
+	VMOVUPD Y0, (DI)(R8*1)
+	ADDQ $32, R8
+	SUBQ $4, R9
+	JMP  rvec
+
+rone:
+	CMPQ R9, $0
+	JEQ  rnext
+	VMOVSD (DI)(R8*1), X0
+	VFMADD231SD (SI)(R8*1), X14, X0
+	VFNMADD231SD (BX)(R8*1), X13, X0
+	VMOVSD X0, (DI)(R8*1)
+	ADDQ $8, R8
+	DECQ R9
+	JMP  rone
+
+rnext:
+	ADDQ R10, DI
+	ADDQ $8, SI
+	ADDQ $8, BX
+	DECQ CX
+	JMP  rrow
+
+rdone:
 	VZEROUPPER
 	RET

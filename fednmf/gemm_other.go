@@ -10,6 +10,10 @@ func stepRows4AVX2(w, gm, out *float64, n, k int, step float64) {
 	panic("fednmf: stepRows4AVX2 without amd64")
 }
 
-func projectAVX2(w, u *float64, n int) int {
+func projectAVX2(w, u *float64, n, k int, neg *int32) int {
 	panic("fednmf: projectAVX2 without amd64")
+}
+
+func rank2AVX2(c, u, m *float64, k int) {
+	panic("fednmf: rank2AVX2 without amd64")
 }

@@ -126,11 +126,12 @@ func TestProjectKernel(t *testing.T) {
 	if !gemmKernelAVX2 {
 		t.Skip("no AVX2 and FMA on this machine: only the plain-Go projection runs")
 	}
-	special := []float64{0, math.Copysign(0, -1), -1e-310, 1e-310, -1, 2, math.Inf(1), math.Inf(-1), math.NaN(), -math.MaxFloat64}
+	special := []float64{0, math.Copysign(0, -1), -1e-310, 1e-310, -1, 2, math.Inf(1), math.Inf(-1), math.NaN(), -math.MaxFloat64, -3}
 	r := rng.Derive(1, "project")
-	for _, n := range []int{0, 1, 3, 4, 5, 8, 13, 200} {
+	for _, sh := range []struct{ n, k int }{{1, 1}, {3, 1}, {1, 3}, {5, 3}, {2, 4}, {3, 5}, {7, 13}, {4, 50}, {3, 67}} {
 		for seed := range 5 {
-			u := make([]float64, n)
+			nk := sh.n * sh.k
+			u := make([]float64, nk)
 			for i := range u {
 				if seed == 0 {
 					u[i] = special[i%len(special)]
@@ -138,18 +139,61 @@ func TestProjectKernel(t *testing.T) {
 					u[i] = 2*r.Float64() - 1
 				}
 			}
-			want, got := make([]float64, n+4), make([]float64, n+4)
+			want, got := make([]float64, nk+4), make([]float64, nk+4)
 			for i := range got {
 				got[i], want[i] = 7, 7
 			}
-			wantNeg := projectGo(want[:n], u)
-			gotNeg := project(true, got[:n], u)
-			if gotNeg != wantNeg {
-				t.Errorf("n = %d, seed %d: %d entries below zero; want %d", n, seed, gotNeg, wantNeg)
+			wantNeg, gotNeg := make([]int32, sh.n), make([]int32, sh.n)
+			wantTotal := projectGo(want[:nk], u, sh.k, wantNeg)
+			gotTotal := project(true, got[:nk], u, sh.k, gotNeg)
+			if gotTotal != wantTotal || !slices.Equal(gotNeg, wantNeg) {
+				t.Errorf("%d×%d, seed %d: %d entries below zero, by row %v; want %d, %v", sh.n, sh.k, seed, gotTotal, gotNeg, wantTotal, wantNeg)
 			}
 			for i := range got {
 				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
-					t.Errorf("n = %d, seed %d: w[%d] = %g (%#x); want %g (%#x)", n, seed, i, got[i], math.Float64bits(got[i]), want[i], math.Float64bits(want[i]))
+					t.Errorf("%d×%d, seed %d: w[%d] = %g (%#x); want %g (%#x)", sh.n, sh.k, seed, i, got[i], math.Float64bits(got[i]), want[i], math.Float64bits(want[i]))
+				}
+			}
+		}
+	}
+}
+
+// TestRank2Kernel checks the rank-2 update of the correction of Q: each
+// entry is c + u_t·u_s − m_t·m_s, three terms through at most three
+// roundings in either form (the kernel fuses them into two), so the two
+// are within 2·γ_3 of the sum of the magnitudes; below the diagonal c is
+// left as it was.
+func TestRank2Kernel(t *testing.T) {
+	if !gemmKernelAVX2 {
+		t.Skip("no AVX2 and FMA on this machine: only the plain-Go update runs")
+	}
+	r := rng.Derive(1, "rank2")
+	sym := func(n int) []float64 {
+		s := make([]float64, n)
+		for i := range s {
+			s[i] = 2*r.Float64() - 1
+		}
+		return s
+	}
+	for _, k := range []int{1, 2, 3, 4, 5, 8, 13, 50, 64, 67} {
+		for seed := range 3 {
+			c, u, m := sym(k*k), sym(k), sym(k)
+			want, got := slices.Clone(c), slices.Clone(c)
+			rank2Go(want, u, m)
+			rank2(true, got, u, m)
+			for i := range k {
+				for j := range k {
+					x := i*k + j
+					if j < i {
+						if math.Float64bits(got[x]) != math.Float64bits(c[x]) {
+							t.Errorf("K = %d, seed %d: c[%d][%d] = %g below the diagonal; want %g as it was", k, seed, i, j, got[x], c[x])
+						}
+						continue
+					}
+					tol := 2 * gamma(3) * (math.Abs(c[x]) + math.Abs(u[i]*u[j]) + math.Abs(m[i]*m[j]))
+					if math.Abs(got[x]-want[x]) > tol {
+						t.Errorf("K = %d, seed %d: c[%d][%d] = %.17g; want %.17g (±%.3g)", k, seed, i, j, got[x], want[x], tol)
+					}
 				}
 			}
 		}

@@ -278,13 +278,14 @@ type chunkWork struct {
 	pad     []float64 // 8·K: stepRows's scratch
 	wm      []float64 // K: a touched row of W·M
 	neg     []int     // the clipped entries of a row
+	rowNeg  []int32   // blockRows: how many entries of each row were clipped
 	corr    []float64 // K×K
 	clipped int
 }
 
 func newChunkWork(k int) *chunkWork {
 	return &chunkWork{avx2: gemmKernelAVX2, blk: make([]float64, blockRows*k), pad: make([]float64, 8*k),
-		wm: make([]float64, k), neg: make([]int, 0, k), corr: make([]float64, k*k)}
+		wm: make([]float64, k), neg: make([]int, 0, k), rowNeg: make([]int32, blockRows), corr: make([]float64, k*k)}
 }
 
 // update updates the rows w (n×K) of W with their rows p of P and
@@ -315,21 +316,19 @@ func (ch *chunkWork) update(w, p []float64, touched []bool, g []float64, k int, 
 			touched[i] = false
 			if gram {
 				// uᵀu − (w·M)ᵀ(w·M), on and above the diagonal.
-				for t := range k {
-					ut, mt := u[t], wm[t]
-					row := corr[t*k : (t+1)*k]
-					for s := t; s < k; s++ {
-						row[s] += ut*u[s] - mt*wm[s]
-					}
-				}
+				rank2(ch.avx2, corr, u, wm)
 			}
 		}
-		clipped := project(ch.avx2, wb, blk)
+		rowNeg := ch.rowNeg[:nb]
+		clipped := project(ch.avx2, wb, blk, k, rowNeg)
 		if clipped == 0 || !gram {
 			continue
 		}
 		ch.clipped += clipped
-		for r := range nb {
+		for r, n := range rowNeg {
+			if n == 0 {
+				continue
+			}
 			u, wi := blk[r*k:(r+1)*k], wb[r*k:(r+1)*k]
 			neg := ch.neg[:0]
 			for t, x := range u {
