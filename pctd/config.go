@@ -162,6 +162,13 @@ type Config struct {
 	// last one alone — post-processing of released values at the
 	// coordinator, free. 0 or 1: the last round's sum only.
 	AverageLast int `json:"average_last,omitempty"`
+	// ThetaPrior is a pseudo-count added to every topic of θ_d when a
+	// party updates it (Eq. 7 becomes the MAP update under a symmetric
+	// Dirichlet prior of parameter 1 + ThetaPrior): θ_d never leaves the
+	// party and each responsibility stays a distribution depending on its
+	// own document only, so the sensitivity is unchanged. 0: the paper's
+	// maximum-likelihood update.
+	ThetaPrior float64 `json:"theta_prior,omitempty"`
 }
 
 // ParseConfig decodes a Config from fed.Setup.Params (JSON; empty means
@@ -241,6 +248,9 @@ func (c Config) Validate() error {
 		}
 	default:
 		bad("noise_path = %q, want %q or %q", c.NoisePath, PathFast, PathLiteral)
+	}
+	if !finite(c.ThetaPrior) {
+		bad("theta_prior = %v, want a finite number ≥ 0", c.ThetaPrior)
 	}
 	if !finite(c.RelationTau) {
 		bad("relation_tau = %v, want a finite number ≥ 0", c.RelationTau)

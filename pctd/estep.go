@@ -23,6 +23,7 @@ type em struct {
 	k, v   int
 	theta  []float64 // D×K
 	shards []int     // document offsets of the shards, len ≤ numShards+1
+	alpha  float64   // Config.ThetaPrior: pseudo-count of every topic in θ_d
 }
 
 // newEM returns the state for us with K topics over V words and uniform
@@ -275,7 +276,7 @@ func (e *em) shard(d0, d1 int, lt []float64, o *shardOut, r *rand.Rand, std floa
 		}
 		if sum > 0 {
 			for t := range k {
-				th[t] = acc[t] / sum
+				th[t] = (acc[t] + e.alpha) / (sum + float64(k)*e.alpha)
 			}
 		}
 	}

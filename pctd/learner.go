@@ -61,6 +61,7 @@ func NewLearner(s fed.Setup, party int, docs *corpus.Corpus) (*Learner, error) {
 	window, _ := windowOf(cfg.Units)
 	us := buildUnits(docs, window, cfg.MaxDocTokens)
 	l := &Learner{cfg: cfg, party: party, id: s.Parties[party], vocab: s.Vocab, seed: s.Seed, em: newEM(us, cfg.Topics, v)}
+	l.em.alpha = cfg.ThetaPrior
 	if !cfg.NoNoise {
 		if cfg.SecureNoise {
 			l.noise = privacy.NewSecureSource()

@@ -1,11 +1,13 @@
 package pctd
 
 import (
+	"context"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/fedtopic/fedtopic/corpus"
 	"github.com/fedtopic/fedtopic/fed"
 	"github.com/fedtopic/fedtopic/privacy"
 	"github.com/fedtopic/fedtopic/privacy/accountant"
@@ -131,6 +133,8 @@ func TestScheduleValidate(t *testing.T) {
 		{name: "average beyond rounds", cfg: Config{MaxDocTokens: 9, Rounds: 5, AverageLast: 6}, want: "average_last"},
 		{name: "negative average", cfg: Config{MaxDocTokens: 9, AverageLast: -1}, want: "average_last"},
 		{name: "document units", cfg: Config{NoNoise: true, Units: UnitsDocument}},
+		{name: "theta prior", cfg: Config{MaxDocTokens: 9, ThetaPrior: 0.25}},
+		{name: "negative theta prior", cfg: Config{MaxDocTokens: 9, ThetaPrior: -1}, want: "theta_prior"},
 		{name: "share below a grid step", cfg: Config{MaxDocTokens: 1, Sigma: 0.01, Rounds: 10, ScheduleGrowth: 3, SecureThreshold: 3}, want: "secure_threshold: round"},
 		{name: "first round's noise past the bound", cfg: Config{MaxDocTokens: 15, Epsilon: 10, Rounds: 20, ScheduleGrowth: 10, SecureThreshold: 3}, want: "leaves no room"},
 	}
@@ -246,5 +250,31 @@ func TestUnitsDocument(t *testing.T) {
 	}
 	if w, err := windowOf(UnitsDocument); w != -1 || err != nil {
 		t.Errorf("windowOf(%q) = %d, %v; want -1, nil", UnitsDocument, w, err)
+	}
+}
+
+// TestThetaPrior: Config.ThetaPrior adds its pseudo-count to every topic
+// of θ_d's update; 0 is the maximum-likelihood update.
+func TestThetaPrior(t *testing.T) {
+	c := &corpus.Corpus{V: 2, Words: []int32{0}, DocStart: []int{0, 1}}
+	phi := []float64{0.9, 0.1, 0.1, 0.9} // topic 0 favours word 0
+	for _, tc := range []struct {
+		alpha float64
+		want  []float64
+	}{
+		{0, []float64{0.9, 0.1}},
+		{1, []float64{1.9 / 3, 1.1 / 3}},
+	} {
+		e := newEM(buildUnits(c, 0, 0), 2, 2)
+		e.alpha = tc.alpha
+		if _, err := e.iterate(context.Background(), phi, noise{variant: VariantSSP}, 1); err != nil {
+			t.Fatal(err)
+		}
+		for z, want := range tc.want {
+			if math.Abs(e.theta[z]-want) > 1e-12 {
+				t.Errorf("θ prior %v: θ = %v; want %v", tc.alpha, e.theta, tc.want)
+				break
+			}
+		}
 	}
 }

@@ -61,44 +61,49 @@ func TestSSPSensitivity(t *testing.T) {
 	}
 	peaked[0], peaked[1] = 0.45, 0.45
 	phis := [][]float64{peaked, InitialTopics(2, k, v), InitialTopics(3, k, v)}
-	full := newEM(us, k, v)
-	var fullM [][]float64
-	for _, phi := range phis {
-		m, err := full.iterate(context.Background(), phi, noise{variant: VariantSSP}, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fullM = append(fullM, m)
-	}
-	worst := 0.0
-	for d := range us.numDocs() {
-		var sq float64
-		for _, a := range us.docCounts(d) {
-			sq += a * a
-		}
-		if sq > maxLen {
-			t.Errorf("document %d: Σ a_w² = %v after the clip; want ≤ %d", d, sq, maxLen)
-		}
-		rest := newEM(us.without(d), k, v)
-		for it, phi := range phis {
-			m, err := rest.iterate(context.Background(), phi, noise{variant: VariantSSP}, 1)
+	// Config.ThetaPrior changes how θ_d is updated, not the bound.
+	for _, alpha := range []float64{0, 0.5} {
+		full := newEM(us, k, v)
+		full.alpha = alpha
+		var fullM [][]float64
+		for _, phi := range phis {
+			m, err := full.iterate(context.Background(), phi, noise{variant: VariantSSP}, 2)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var diff float64
-			for i := range m {
-				x := fullM[it][i] - m[i]
-				diff += x * x
+			fullM = append(fullM, m)
+		}
+		worst := 0.0
+		for d := range us.numDocs() {
+			var sq float64
+			for _, a := range us.docCounts(d) {
+				sq += a * a
 			}
-			diff = math.Sqrt(diff)
-			worst = max(worst, diff)
-			if diff > bound*(1+1e-9) || diff > math.Sqrt(sq)*(1+1e-9)+1e-9 {
-				t.Errorf("document %d, iteration %d: ‖ΔM_t‖_F = %v; want ≤ ‖a_d‖₂ = %v ≤ √L = %v", d, it+1, diff, math.Sqrt(sq), bound)
+			if sq > maxLen {
+				t.Errorf("document %d: Σ a_w² = %v after the clip; want ≤ %d", d, sq, maxLen)
+			}
+			rest := newEM(us.without(d), k, v)
+			rest.alpha = alpha
+			for it, phi := range phis {
+				m, err := rest.iterate(context.Background(), phi, noise{variant: VariantSSP}, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var diff float64
+				for i := range m {
+					x := fullM[it][i] - m[i]
+					diff += x * x
+				}
+				diff = math.Sqrt(diff)
+				worst = max(worst, diff)
+				if diff > bound*(1+1e-9) || diff > math.Sqrt(sq)*(1+1e-9)+1e-9 {
+					t.Errorf("θ prior %v, document %d, iteration %d: ‖ΔM_t‖_F = %v; want ≤ ‖a_d‖₂ = %v ≤ √L = %v", alpha, d, it+1, diff, math.Sqrt(sq), bound)
+				}
 			}
 		}
-	}
-	if worst < 0.85*bound {
-		t.Errorf("largest ‖ΔM_t‖_F over all documents = %v; the repeated-word documents should come near the bound √L = %v", worst, bound)
+		if worst < 0.85*bound {
+			t.Errorf("θ prior %v: largest ‖ΔM_t‖_F over all documents = %v; the repeated-word documents should come near the bound √L = %v", alpha, worst, bound)
+		}
 	}
 }
 

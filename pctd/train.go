@@ -31,6 +31,7 @@ func Train(ctx context.Context, docs *corpus.Corpus, vocab []string, cfg Config,
 	}
 	window, _ := windowOf(cfg.Units)
 	e := newEM(buildUnits(docs, window, cfg.MaxDocTokens), cfg.Topics, len(vocab))
+	e.alpha = cfg.ThetaPrior
 	phi := onWire(InitialTopics(seed, cfg.Topics, len(vocab)), cfg.Topics, len(vocab))
 	for it := 1; it <= cfg.Rounds; it++ {
 		m, err := e.iterate(ctx, phi, noise{variant: cfg.Variant}, cfg.Workers)
