@@ -308,7 +308,9 @@ func (ch *chunkWork) update(w, p []float64, touched []bool, g []float64, k int, 
 				continue
 			}
 			u, pi := blk[r*k:(r+1)*k], p[i*k:(i+1)*k]
-			copy(wm, u)
+			if gram {
+				copy(wm, u)
+			}
 			for t, x := range pi {
 				u[t] += step * x
 			}
@@ -325,8 +327,8 @@ func (ch *chunkWork) update(w, p []float64, touched []bool, g []float64, k int, 
 			continue
 		}
 		ch.clipped += clipped
-		for r, n := range rowNeg {
-			if n == 0 {
+		for r, nr := range rowNeg {
+			if nr == 0 {
 				continue
 			}
 			u, wi := blk[r*k:(r+1)*k], wb[r*k:(r+1)*k]
