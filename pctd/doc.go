@@ -120,6 +120,36 @@
 // applies): it passes through the E-step before release, which no grid
 // survives.
 //
+// # Options that cost nothing more
+//
+// Config.ScheduleGrowth (g) gives round t the share w_t = g^(t−1)/Σ_s
+// g^(s−1) of the run's μ²: its noise multiplier is Sigma/√(T·w_t). GDP
+// composes μ² = Σ_t (Δ/std_t)² and RDP adds α·Δ²/(2·std_t²) per round, so
+// both depend on the noise only through Σ_t 1/std_t² = T/Sigma², the
+// equal split's, and Epsilon calibrates the same Sigma (schedule.go).
+// Plan(t) and Events state each round's own event; under secure
+// aggregation the distributed noise follows the schedule (SumSpec gives
+// the next round's) and the bound's headroom is that of the noisiest
+// round. With g > 1 the first rounds, which move the random start, carry
+// more noise and the last ones, which make the model, less.
+//
+// Config.AverageLast (m) makes the final topics from the average of the
+// last m rounds' summed M, each weighted by its precision 1/std_t² (equal
+// without noise): the coordinator reads only released sums, so it is
+// post-processing. Its noise is 1/√Σ_t 1/std_t² per entry
+// (ReleaseNoiseStd); the rounds before the last are broadcast as before.
+//
+// Config.ThetaPrior adds a pseudo-count to every topic when θ_d is
+// updated (Eq. 7 as a MAP update). θ_d never leaves the party and every
+// r_u stays a distribution depending on its own document and the
+// broadcast, so the SSP bound below holds unchanged
+// (TestSSPSensitivity runs with it). On short documents the
+// maximum-likelihood θ_d puts nearly all of a document on one topic; the
+// prior keeps the responsibilities softer, as the α of the model's
+// inference does.
+//
+// Config.Units = UnitsDocument makes each (clipped) document one unit.
+//
 // # Determinism
 //
 // A party's documents are cut into eight fixed shards, each drawing from

@@ -119,11 +119,12 @@ func compareVariants() []compareVariant {
 		{name: "pctd-ssp-secure", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 0.1, hi: 1e4, rounds: []int{5, 10, 20},
 			params: pctdParamsFor(pctd.VariantSSP, true, pctdOptions{}), post: pctdThreshold, secure: true},
 		// As pctd-ssp-secure, with a noise schedule (round t's share of μ²
-		// grows as 1.5^t) and the final topics from the last 5 rounds'
-		// sums, both chosen on the development documents (docs/compare.md).
-		// The first rounds' noise fits under the sum's bound from ε = 0.5.
-		{name: "pctd-ssp-schedule", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 0.5, hi: 1e4, rounds: []int{10, 20},
-			params: pctdParamsFor(pctd.VariantSSP, true, pctdOptions{growth: 1.5, average: 5}), post: pctdThreshold, secure: true},
+		// grows as 1.3^t), the final topics from the last 8 rounds' sums and
+		// a prior of 0.25 on θ_d, chosen on the development documents
+		// (docs/compare.md). The first rounds' noise fits under the sum's
+		// bound from ε = 0.5.
+		{name: "pctd-ssp-schedule", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 0.5, hi: 1e4, rounds: []int{10, 20, 40},
+			params: pctdParamsFor(pctd.VariantSSP, true, pctdOptions{growth: 1.3, average: 8, thetaPrior: 0.25}), post: pctdThreshold, secure: true},
 		{name: "pctd-unit", method: pctd.Algorithm.Name, knob: "epsilon_target", increasing: true, lo: 1e-4, hi: 1e4, rounds: []int{5, 10, 20},
 			params: pctdParamsFor(pctd.VariantUnit, false, pctdOptions{})},
 		{name: "fedlda-krr", method: fedlda.Algorithm.Name, knob: "epsilon_per_tuple", increasing: true, lo: 1e-6, hi: 1e3, rounds: []int{fedlda.DefaultRounds},

@@ -11,11 +11,12 @@ import (
 // pctdOptions are a PC-TD variant's settings besides the budget and the
 // rounds: the noise schedule's growth and the number of last rounds whose
 // sums the final topics average (pctd.Config.ScheduleGrowth and
-// AverageLast; zero: none). Without noise neither applies, so the ε = ∞
-// line is the plain EM of the same rounds.
+// AverageLast; zero: none), which apply only with noise, and the prior on
+// θ_d (ThetaPrior), which is part of the EM with or without.
 type pctdOptions struct {
-	growth  float64
-	average int
+	growth     float64
+	average    int
+	thetaPrior float64
 }
 
 // pctdParamsFor builds PC-TD's parameters for a variant: the knob is the
@@ -25,7 +26,7 @@ type pctdOptions struct {
 func pctdParamsFor(variant string, secure bool, opt pctdOptions) func(c *compareRun, x float64, r int, noNoise bool) (any, error) {
 	return func(c *compareRun, x float64, r int, noNoise bool) (any, error) {
 		cfg := pctd.Config{Variant: variant, Epsilon: x, Delta: c.f.delta, Topics: c.f.topics, Rounds: r, MaxDocTokens: c.maxLen,
-			Unit: pctd.UnitDocument, Workers: c.x.workers, NoNoise: noNoise}
+			Unit: pctd.UnitDocument, Workers: c.x.workers, NoNoise: noNoise, ThetaPrior: opt.thetaPrior}
 		if noNoise {
 			cfg.Epsilon, cfg.Delta, cfg.Unit = 0, 0, ""
 		} else {

@@ -10,8 +10,8 @@ import (
 	"testing"
 )
 
-// TestComparePCTDSchedule: pctd-ssp-schedule runs with its noise schedule
-// and final average (recorded in its params), and simulate given the same
+// TestComparePCTDSchedule: pctd-ssp-schedule runs with its noise schedule,
+// final average and θ prior (recorded in its params), and simulate given the same
 // parameters spends exactly the document-level ε compare recorded, under
 // secure aggregation with distributed noise.
 func TestComparePCTDSchedule(t *testing.T) {
@@ -31,8 +31,8 @@ func TestComparePCTDSchedule(t *testing.T) {
 		t.Fatalf("compare line of pctd-ssp-schedule: %v", line)
 	}
 	params, _ := line["params"].(map[string]any)
-	if params["schedule_growth"] != 1.5 || params["average_last"] != 4.0 || params["secure_threshold"] != 3.0 {
-		t.Errorf("pctd-ssp-schedule params %v; want schedule_growth 1.5, average_last 4 (the rounds), secure_threshold 3", params)
+	if params["schedule_growth"] != 1.3 || params["average_last"] != 4.0 || params["theta_prior"] != 0.25 || params["secure_threshold"] != 3.0 {
+		t.Errorf("pctd-ssp-schedule params %v; want schedule_growth 1.3, average_last 4 (the rounds), theta_prior 0.25, secure_threshold 3", params)
 	}
 	vocabPath := filepath.Join(t.TempDir(), "vocab.txt")
 	var words []string
@@ -46,7 +46,7 @@ func TestComparePCTDSchedule(t *testing.T) {
 	sargs := []string{"simulate", "--corpus", corpusPath, "--tokenizer", "whitespace", "--vocab", vocabPath,
 		"--split", "labels:sizes=1,2,3", "--topics", "3", "--seed", "1", "--out", out,
 		"--algorithm", "pctd", "--epsilon", fmt.Sprint(line["epsilon_target"].(float64)), "--max-doc-length", "8", "--rounds", "4",
-		"--secure-aggregation", "--threshold", "3", "--params", `{"schedule_growth":1.5,"average_last":4}`}
+		"--secure-aggregation", "--threshold", "3", "--params", `{"schedule_growth":1.3,"average_last":4,"theta_prior":0.25}`}
 	if _, stderr, err := runCmd(t, sargs...); err != nil {
 		t.Fatalf("run(%q) = %v; stderr:\n%s", sargs, err, stderr)
 	}
