@@ -60,6 +60,16 @@ func ftmTau(eps float64, v int, maxNoise float64) (ftmThreshold, error) {
 	return ftmThreshold{}, fmt.Errorf("ftm threshold: no τ keeps %v noise entries per token at ε = %v per word, V = %d", maxNoise, eps, v)
 }
 
+// ftmMaxNoise returns the run's cap on the noise entries per token:
+// --ftm-max-noise, or defaultFTMMaxNoise where the flags were not parsed
+// (another experiment building its own compare run).
+func (c *compareRun) ftmMaxNoise() float64 {
+	if c.f.ftmMaxNoise == 0 {
+		return defaultFTMMaxNoise
+	}
+	return c.f.ftmMaxNoise
+}
+
 // ftmParams builds FTM's parameters: the knob is ε per word occurrence,
 // and τ is set by ftmTau from it, the vocabulary's size and
 // --ftm-max-noise.
@@ -70,7 +80,7 @@ func ftmParams(c *compareRun, x float64, r int, noNoise bool) (any, error) {
 		cfg.Epsilon, cfg.Unit, cfg.Debias = 0, "", ""
 		return cfg, cfg.Validate()
 	}
-	th, err := ftmTau(x, len(c.x.data.vocab), c.f.ftmMaxNoise)
+	th, err := ftmTau(x, len(c.x.data.vocab), c.ftmMaxNoise())
 	if err != nil {
 		return nil, err
 	}
