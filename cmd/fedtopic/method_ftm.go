@@ -100,7 +100,14 @@ func ftmMethod() *method {
 		summary: "ftm (Federated Topic Modeling, Jiang et al. 2019, and with --model slda iFTM's SentenceLDA: each party privatizes its tokens once with thresholded " +
 			"Laplace noise, trains locally by private Metropolis–Hastings and sends its topic-normalized model; the coordinator merges similar topics and " +
 			"sends each party a composed model; --epsilon, --tau, --topics 40,50,60)",
-		rounds:    ftm.DefaultRounds,
+		rounds: ftm.DefaultRounds,
+		preflight: func(params json.RawMessage, v int) ([]string, error) {
+			n, err := ftmNoiseNote(parse(params), v)
+			if n == "" || err != nil {
+				return nil, err
+			}
+			return []string{n}, nil
+		},
 		maxK:      ftm.MaxTopics,
 		perPartyK: true,
 		flags:     f.register,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,6 +150,37 @@ func TestFTMNoiseNote(t *testing.T) {
 				if !strings.Contains(got, w) {
 					t.Errorf("note = %q; want it to contain %q", got, w)
 				}
+			}
+		})
+	}
+}
+
+// TestSimulateFTMNoiseNote checks that simulate prints FTM's note before
+// the run when τ leaves a token more noise entries than the cap (a
+// 3,000-word shared vocabulary at ε = 0.05 per word: about 1,460), and
+// none at the papers' ε.
+func TestSimulateFTMNoiseNote(t *testing.T) {
+	tmp := t.TempDir()
+	words := append(append(append([]string(nil), wordGroups[0]...), wordGroups[1]...), wordGroups[2]...)
+	for i := len(words); i < 3000; i++ {
+		words = append(words, fmt.Sprintf("filler%d", i))
+	}
+	vocabFile := writeFile(t, tmp, "vocab.txt", strings.Join(words, "\n")+"\n")
+	for _, tt := range []struct {
+		eps  string
+		note bool
+	}{{"0.05", true}, {"11", false}} {
+		t.Run("ε="+tt.eps, func(t *testing.T) {
+			args := []string{"simulate", "--algorithm", "ftm", "--rounds", "1", "--local-iterations", "1", "--seed", "3", "--topics", "2",
+				"--epsilon", tt.eps, "--max-doc-length", "10", "--budget-epsilon", "200", "--vocab", vocabFile,
+				"--corpus", "testdata/three.txt", "--tokenizer", "whitespace", "--out", filepath.Join(t.TempDir(), "run")}
+			_, stderr, err := runCmd(t, args...)
+			if err != nil {
+				t.Fatalf("run(%q) = %v; stderr:\n%s", args, err, stderr)
+			}
+			got := strings.Contains(stderr, "noise entries of the 3000 words") && strings.Contains(stderr, "--tau ")
+			if got != tt.note {
+				t.Errorf("noise note printed = %v, want %v; stderr:\n%s", got, tt.note, stderr)
 			}
 		})
 	}

@@ -68,6 +68,10 @@ type method struct {
 	// does for simulate: every party's ledger counts per document. nil:
 	// the params are used as given.
 	deploy func(path string, params map[string]any) (json.RawMessage, error)
+	// preflight returns notes on params for a shared vocabulary of v
+	// words that simulate prints before the run starts (a setting that
+	// makes the run slow, say). nil: none.
+	preflight func(params json.RawMessage, v int) ([]string, error)
 }
 
 // costKnobs names the settings that lower a method's cost as the user

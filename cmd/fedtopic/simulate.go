@@ -302,6 +302,15 @@ docs/methods.md describes each algorithm and its defaults.`,
 			if err := checkVocabSize(e.stderr, len(words), ks, fixed == nil); err != nil {
 				return err
 			}
+			if meth.preflight != nil {
+				notes, err := meth.preflight(paramJSON, len(words))
+				if err != nil {
+					return err
+				}
+				for _, n := range notes {
+					fmt.Fprintln(e.stderr, n)
+				}
+			}
 			sc.Corpora, sc.Vocab = parts2, words
 			fv, err := vocab.New(words)
 			if err != nil {
