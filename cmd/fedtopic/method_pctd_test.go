@@ -59,6 +59,8 @@ func TestSimulatePCTD(t *testing.T) {
 	unitWord, _ := pctdPrivacyTotals(t, "--sigma", "0.1", "--iterations", "8", "--delta", "1e-5")
 	_, sspDoc := pctdPrivacyTotals(t, "--variant", "ssp", "--sigma", "0.5", "--iterations", "8", "--max-doc-length", "10", "--delta", "1e-5")
 	_, secureDoc := pctdPrivacyTotals(t, "--variant", "ssp", "--sigma", "0.5", "--iterations", "8", "--max-doc-length", "10", "--delta", "1e-5", "--threshold", "3")
+	_, schedDoc := pctdPrivacyTotals(t, "--variant", "ssp", "--sigma", "0.5", "--iterations", "8", "--max-doc-length", "10", "--delta", "1e-5", "--schedule-growth", "1.2")
+	_, schedSecureDoc := pctdPrivacyTotals(t, "--variant", "ssp", "--sigma", "0.5", "--iterations", "8", "--max-doc-length", "10", "--delta", "1e-5", "--threshold", "3", "--schedule-growth", "1.2")
 	tests := []struct {
 		name     string
 		args     []string
@@ -72,6 +74,10 @@ func TestSimulatePCTD(t *testing.T) {
 			"--params", `{"schedule_growth":1.2,"average_last":3}`}},
 		{name: "SSP with a noise schedule under secure aggregation", wantEps: 30, args: []string{"--epsilon", "30", "--max-doc-length", "10",
 			"--secure-aggregation", "--threshold", "3", "--params", `{"schedule_growth":1.2,"average_last":3}`}},
+		{name: "SSP with a noise schedule at a noise multiplier", wantEps: schedDoc, args: []string{"--sigma", "0.5", "--max-doc-length", "10",
+			"--params", `{"schedule_growth":1.2}`}},
+		{name: "SSP with a noise schedule at a noise multiplier under secure aggregation", wantEps: schedSecureDoc, args: []string{"--sigma", "0.5", "--max-doc-length", "10",
+			"--secure-aggregation", "--threshold", "3", "--params", `{"schedule_growth":1.2}`}},
 		{name: "paper's mechanism", wantEps: unitDoc, wantWord: unitWord,
 			args: []string{"--variant", "unit", "--sigma", "0.1", "--max-doc-length", "10", "--budget-epsilon", "1e9"}},
 	}
@@ -131,5 +137,50 @@ func TestSimulatePCTDUsageErrors(t *testing.T) {
 				t.Errorf("simulate %q: %v, stderr %q; want a usage error mentioning %q", tt.args, err, stderr, tt.want)
 			}
 		})
+	}
+}
+
+// TestPrivacyPCTDSchedule checks fedtopic privacy pctd --schedule-growth:
+// the schedule keeps the run's cost (Σ_t 1/z_t² = T/z²) at a noise
+// multiplier and at a target ε, and reports a first round cheaper than
+// the last.
+func TestPrivacyPCTDSchedule(t *testing.T) {
+	base := []string{"privacy", "pctd", "--json", "--variant", "ssp", "--iterations", "8", "--max-doc-length", "10", "--delta", "1e-5"}
+	report := func(args ...string) privacyReport {
+		t.Helper()
+		stdout, stderr, err := runCmd(t, append(append([]string(nil), base...), args...)...)
+		if err != nil {
+			t.Fatalf("privacy pctd %q: %v; stderr:\n%s", args, err, stderr)
+		}
+		var rep privacyReport
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	cost := func(rep privacyReport, scope string) float64 {
+		t.Helper()
+		for _, c := range rep.Costs {
+			if c.Scope == scope {
+				return c.Epsilon
+			}
+		}
+		t.Fatalf("costs %+v; want a %q line", rep.Costs, scope)
+		return 0
+	}
+	for _, knob := range [][]string{{"--sigma", "0.5"}, {"--target-epsilon", "10"}, {"--sigma", "0.5", "--threshold", "3"}} {
+		equal := report(knob...)
+		sched := report(append(knob, "--schedule-growth", "1.5")...)
+		if got, want := cost(sched, "total"), cost(equal, "total"); math.Abs(got-want) > 1e-9*want {
+			t.Errorf("%q: total ε with a schedule %v; want the equal split's %v", knob, got, want)
+		}
+		if first, last := cost(sched, "first round"), cost(sched, "last round"); !(first < last) {
+			t.Errorf("%q: first round ε %v, last %v; want the first cheaper", knob, first, last)
+		}
+	}
+	_, stderr, err := runCmd(t, "privacy", "pctd", "--sigma", "1", "--iterations", "4", "--schedule-growth", "1.5")
+	var ue usageError
+	if !errors.As(err, &ue) || !strings.Contains(stderr, "--variant ssp only") {
+		t.Errorf("schedule for the unit variant: %v, stderr %q; want a usage error", err, stderr)
 	}
 }

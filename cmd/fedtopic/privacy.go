@@ -211,6 +211,7 @@ func newPrivacyPCTDCmd(e *env) *cobra.Command {
 		iters     int
 		variant   string
 		threshold int
+		growth    float64
 	)
 	cmd := &cobra.Command{
 		Use:   "pctd --sigma SIGMA --iterations T [--delta DELTA]",
@@ -225,10 +226,15 @@ With --variant ssp (fedtopic's default for simulate --algorithm pctd) the
 noise is added once per party and iteration to M_t instead, documents are
 clipped so that Σ_w a_w² ≤ L (--max-doc-length), and one document changes
 M_t by at most √L: with --sigma the noise multiplier z (the noise's
-standard deviation over √L), T iterations are (√T/z)-GDP per document.`,
+standard deviation over √L), T iterations are (√T/z)-GDP per document.
+With --schedule-growth g, iteration t gets the share g^(t−1)/Σ_s g^(s−1)
+of the run's μ², so its noise falls from the first iteration to the last
+while the run costs the same; the report gives the first and the last
+iteration's cost beside the total.`,
 		Example: `  fedtopic privacy pctd --sigma 5 --iterations 10 --delta 1e-5
   fedtopic privacy pctd --target-epsilon 3 --iterations 10 --delta 1e-5
-  fedtopic privacy pctd --variant ssp --target-epsilon 10 --iterations 20 --max-doc-length 30`,
+  fedtopic privacy pctd --variant ssp --target-epsilon 10 --iterations 20 --max-doc-length 30
+  fedtopic privacy pctd --variant ssp --target-epsilon 10 --iterations 40 --max-doc-length 15 --schedule-growth 1.3`,
 		Args: privacyNoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := pf.check(); err != nil {
@@ -243,10 +249,13 @@ standard deviation over √L), T iterations are (√T/z)-GDP per document.`,
 			if threshold != 0 && variant != pctd.VariantSSP {
 				return usagef("--threshold applies to --variant ssp only: the paper's variant cannot run under secure aggregation")
 			}
+			if cmd.Flags().Changed("schedule-growth") && variant != pctd.VariantSSP {
+				return usagef("--schedule-growth applies to --variant ssp only")
+			}
 			switch variant {
 			case pctd.VariantUnit:
 			case pctd.VariantSSP:
-				return privacyPCTDSSP(e, pf, sigma, iters, threshold)
+				return privacyPCTDSSP(e, pf, sigma, iters, threshold, growth)
 			default:
 				return usagef("--variant %q: want unit or ssp", variant)
 			}
@@ -285,21 +294,26 @@ standard deviation over √L), T iterations are (√T/z)-GDP per document.`,
 	fs.IntVar(&iters, "iterations", 0, "T: federated EM iterations (each adds fresh noise)")
 	fs.IntVar(&threshold, "threshold", 0, "--variant ssp under secure aggregation (simulate --secure-aggregation --threshold t): the noise is split among the parties and charged for t survivors")
 	fs.StringVar(&variant, "variant", pctd.VariantUnit, "unit (the paper: noise on every unit's counts) or ssp (noise once on M_t per party and iteration)")
+	fs.Float64Var(&growth, "schedule-growth", 1, "--variant ssp: g of the noise schedule (simulate's schedule_growth); 1: every iteration the same noise")
 	pf.register(cmd, "δ to convert the Gaussian guarantee to (ε, δ)", 1e-5)
 	return cmd
 }
 
 // privacyPCTDSSP reports PC-TD's sufficient-statistics variant from the
 // events pctd.Config states for it, so the report and a run agree.
-func privacyPCTDSSP(e *env, pf privacyFlags, sigma float64, iters, threshold int) error {
+func privacyPCTDSSP(e *env, pf privacyFlags, sigma float64, iters, threshold int, growth float64) error {
 	if pf.maxDocLength < 1 {
 		return usagef("--variant ssp needs --max-doc-length: documents are clipped to it, which bounds their sensitivity")
 	}
-	cfg := pctd.Config{Variant: pctd.VariantSSP, Rounds: iters, MaxDocTokens: pf.maxDocLength, Delta: pf.delta, Unit: pctd.UnitDocument, Sigma: sigma, SecureThreshold: threshold}
+	cfg := pctd.Config{Variant: pctd.VariantSSP, Rounds: iters, MaxDocTokens: pf.maxDocLength, Delta: pf.delta, Unit: pctd.UnitDocument, Sigma: sigma,
+		SecureThreshold: threshold, ScheduleGrowth: growth}
 	rep := &privacyReport{Method: "pctd", Mechanism: privacy.MechanismGaussian,
 		Parameters: map[string]any{"variant": pctd.VariantSSP, "iterations": iters, "delta": pf.delta, "max_doc_length": pf.maxDocLength}}
 	if pf.target != 0 {
 		cfg.Sigma, cfg.Epsilon = 0, pf.target
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageError{err}
 	}
 	ev, err := cfg.Events()
 	if err != nil {
@@ -308,7 +322,14 @@ func privacyPCTDSSP(e *env, pf privacyFlags, sigma float64, iters, threshold int
 	if len(ev) == 0 {
 		return usagef("--sigma %v: want a positive noise multiplier (or --target-epsilon)", sigma)
 	}
-	z := ev[0].Sigma / ev[0].Sensitivity
+	// The noise multiplier of the run: the equal split's, which a
+	// schedule keeps (Σ_t 1/z_t² = T/z²).
+	var prec float64
+	for _, x := range ev {
+		z := x.Sigma / x.Sensitivity
+		prec += float64(x.Count) / (z * z)
+	}
+	z := math.Sqrt(float64(iters) / prec)
 	if pf.target != 0 {
 		rep.Calibration = &privacyCalibration{TargetEpsilon: pf.target, Delta: pf.delta, Unit: pctd.UnitDocument, Parameter: "sigma", Value: z}
 	}
@@ -318,10 +339,28 @@ func privacyPCTDSSP(e *env, pf privacyFlags, sigma float64, iters, threshold int
 		rep.Mechanism = ev[0].Mechanism
 		rep.Notes = append(rep.Notes, fmt.Sprintf("secure aggregation with distributed noise: each party adds its share of the noise so that the sum of at least %d parties carries it all; each party is charged as if exactly %d survived", threshold, threshold))
 	}
-	one := ev[0]
-	one.Count = 1
-	if err := addRounds(rep, one, ev[0].Count, pf.delta, 0); err != nil {
-		return err
+	if len(ev) == 1 {
+		one := ev[0]
+		one.Count = 1
+		if err := addRounds(rep, one, ev[0].Count, pf.delta, 0); err != nil {
+			return err
+		}
+		return writePrivacyReport(e.stdout, rep, pf.asJSON)
+	}
+	// A schedule: one event per iteration.
+	rep.Parameters["schedule_growth"] = growth
+	first, last := ev[0], ev[len(ev)-1]
+	rep.Parameters["sigma_first"] = first.Sigma / first.Sensitivity
+	rep.Parameters["sigma_last"] = last.Sigma / last.Sensitivity
+	for _, c := range []struct {
+		scope string
+		ev    []privacy.Event
+	}{{"first round", []privacy.Event{first}}, {"last round", []privacy.Event{last}}, {"total", ev}} {
+		cost, err := accountant.Compose(c.ev, pf.delta)
+		if err != nil {
+			return err
+		}
+		rep.Costs = append(rep.Costs, costOf(c.scope, first.Unit, cost))
 	}
 	return writePrivacyReport(e.stdout, rep, pf.asJSON)
 }
