@@ -1023,7 +1023,9 @@ func (c *compareRun) tune(ctx context.Context, v compareVariant, meth *method, t
 		} else {
 			cal, err := c.calibrate(v, meth, target, r)
 			if errors.Is(err, errUnreachable) {
-				reasons = append(reasons, fmt.Sprintf("%d rounds: %s", r, strings.TrimPrefix(err.Error(), errUnreachable.Error()+": ")))
+				reason := fmt.Sprintf("%d rounds: %s", r, strings.TrimPrefix(err.Error(), errUnreachable.Error()+": "))
+				reasons = append(reasons, reason)
+				fmt.Fprintf(x.log, "  %s at ε = %v, %s\n", v.name, epsilonValue(target), reason)
 				continue
 			}
 			if err != nil {
@@ -1082,6 +1084,9 @@ func (c *compareRun) tune(ctx context.Context, v compareVariant, meth *method, t
 	}
 	if best != nil && len(rounds) > 1 {
 		best["rounds_dev"] = strings.Join(devByRds, ",")
+	}
+	if best != nil && len(reasons) > 0 {
+		best["rounds_skipped"] = strings.Join(reasons, "; ")
 	}
 	return best, bestRes, reasons, nil
 }
