@@ -154,6 +154,15 @@ func fedldaParamsFor(mech string) func(c *compareRun, x float64, r int, noNoise 
 	}
 }
 
+// variantNames lists compare's variants for a help text.
+func variantNames() string {
+	var names []string
+	for _, v := range compareVariants() {
+		names = append(names, v.name)
+	}
+	return strings.Join(names, ", ")
+}
+
 // calibrated is a variant's parameters at one budget, found by searching
 // its knob with the method's own cost function.
 type calibrated struct {
@@ -868,7 +877,7 @@ recommendation.`,
 	fs.StringVar(&f.testFile, "test", "", "held-out documents (default: --test-fraction of the corpus)")
 	fs.StringVar(&f.embeddings, "embeddings", "", "word2vec or GloVe text vectors: embedding coherence of every model")
 	fs.Float64Var(&f.devFraction, "dev-fraction", 0.1, "share of each party's documents held out as development documents, which choose every tuned setting")
-	fs.StringVar(&f.variants, "methods", "", "comma-separated methods or variants to run (default all): ftm, pctd-ssp, pctd-ssp-threshold, pctd-ssp-secure, pctd-ssp-schedule, pctd-unit, fedlda-krr, fedlda-tkrr, fednmf-dp")
+	fs.StringVar(&f.variants, "methods", "", "comma-separated methods or variants to run (default all): "+variantNames())
 	fs.StringVar(&f.rounds, "rounds", "", "candidate rounds per method or variant, chosen on the development documents: pctd=5|10|20,fednmf=30 (defaults: ftm 5, pctd 5|10|20, fedlda 20, fednmf 30)")
 	fs.IntVar(&f.iterations, "iterations", 300, "sweeps of the parties' and the pooled model's samplers")
 	fs.Float64Var(&f.nmfClip, "fednmf-clip", 1, "DP-FedNMF: S, the L2 norm each party's update is clipped to")

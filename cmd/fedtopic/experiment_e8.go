@@ -369,7 +369,7 @@ predicts the next content word.`,
 	fs.Float64Var(&f.delta, "delta", 1e-5, "target δ per document of each party")
 	fs.IntVar(&f.maxDocLen, "max-doc-length", 20, "documents are clipped to this many tokens by every private method (a fixed public setting)")
 	fs.Float64Var(&f.devFraction, "dev-fraction", 0.1, "share of each party's documents held out as development documents, which choose K and the rounds")
-	fs.StringVar(&f.variants, "methods", "", "comma-separated methods or variants to run (default all): ftm, pctd-ssp, pctd-ssp-threshold, pctd-ssp-secure, pctd-unit, fedlda-krr, fedlda-tkrr, fednmf-dp")
+	fs.StringVar(&f.variants, "methods", "", "comma-separated methods or variants to run (default all): "+variantNames())
 	fs.StringVar(&f.rounds, "rounds", "", "candidate rounds per method or variant, chosen on the development documents: pctd=5|10|20,fednmf=30 (defaults: ftm 5, pctd 5|10|20, fedlda 20, fednmf 30)")
 	fs.IntVar(&f.iterations, "iterations", 300, "sweeps of the parties' and the pooled model's samplers")
 	fs.Float64Var(&f.nmfClip, "fednmf-clip", 1, "DP-FedNMF: S, the L2 norm each party's update is clipped to")
