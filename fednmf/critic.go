@@ -67,30 +67,35 @@ type smileWork struct {
 	dz1      []float64 // B²×Hidden1: ∂Î/∂z1
 	act      []int32   // B²×Hidden1: pair p's active units (h1 > 0) from act[p·Hidden1]
 	nAct     []int32   // B²: the number of pair p's active units
-	lists    []int32   // pairsBackward's scratch
+	tv       []float64 // pairsForward's scratch
 	avx2     bool      // the pair layers run through the AVX2 kernels
 }
 
 func newSmileWork(c critic, b int) *smileWork {
+	bb := padPairs(b * b)
 	return &smileWork{b: b,
 		ax: make([]float64, b*Hidden1), ay: make([]float64, b*Hidden1),
-		h1: make([]float64, b*b*Hidden1), h2: make([]float64, b*b*Hidden2),
-		t: make([]float64, b*b), gt: make([]float64, b*b),
+		h1: make([]float64, bb*Hidden1), h2: make([]float64, bb*Hidden2),
+		t: make([]float64, bb), gt: make([]float64, bb),
 		dax: make([]float64, b*Hidden1), day: make([]float64, b*Hidden1),
 		gSmall: make([]float64, c.size()-c.offW1y()),
 		w2t:    make([]float64, Hidden1*Hidden2), gw2t: make([]float64, Hidden1*Hidden2),
-		dz1: make([]float64, b*b*Hidden1),
-		act: make([]int32, b*b*Hidden1), nAct: make([]int32, b*b),
-		lists: make([]int32, Hidden1*(pairGroup+1)),
-		avx2:  pairKernelAVX2 && Hidden2%pairWidth == 0,
+		dz1: make([]float64, bb*Hidden1),
+		act: make([]int32, bb*Hidden1), nAct: make([]int32, bb),
+		tv:   make([]float64, 4*pairGroup),
+		avx2: pairKernelAVX2 && Hidden2%pairWidth == 0 && Hidden1%8 == 0,
 	}
 }
 
 // pairGroup is the number of pairs the second layer's kernels take at a
-// time: the AVX2 kernels run over 32 of its outputs for each pair of the
-// group in turn, which keeps those columns of W2 and its gradient in the
-// first-level cache.
+// time (a multiple of pairQuad): the group's h1 and the blocks of its h2
+// the AVX2 kernels go over stay in the first-level cache.
 const pairGroup = 64
+
+// padPairs returns n rounded up to a multiple of pairQuad: the AVX2
+// kernels take pairs four at a time, and the pairs past B² have h1 = 0
+// and ∂Î/∂T = 0, so they add exactly nothing to the gradients.
+func padPairs(n int) int { return (n + pairQuad - 1) / pairQuad * pairQuad }
 
 func general(rows, cols int, data []float64) blas64.General {
 	return blas64.General{Rows: rows, Cols: cols, Stride: cols, Data: data[:rows*cols]}
@@ -146,8 +151,15 @@ func (c critic) smile(theta []float64, a *Matrix, cols []int, y []float64, tau f
 	// Pairs: p = j·B + j' pairs document j with topic vector j'. The
 	// units relu leaves active (about half) are listed in act: the second
 	// layer reads only theirs.
-	h1 := ws.h1[:bb*Hidden1]
-	act, nAct := ws.act[:bb*Hidden1], ws.nAct[:bb]
+	// The AVX2 kernels run over np ≥ B² pairs, the last np − B² zero.
+	np := bb
+	if ws.avx2 {
+		np = padPairs(bb)
+	}
+	h1 := ws.h1[:np*Hidden1]
+	clear(h1[bb*Hidden1:])
+	act, nAct := ws.act[:np*Hidden1], ws.nAct[:np]
+	clear(nAct[bb:])
 	for j := range b {
 		xa := ax[j*Hidden1 : (j+1)*Hidden1]
 		for jj := range b {
@@ -175,15 +187,16 @@ func (c critic) smile(theta []float64, a *Matrix, cols []int, y []float64, tau f
 			w2t[u*Hidden2+o] = w2[o*Hidden1+u]
 		}
 	}
-	h2 := ws.h2[:bb*Hidden2]
-	t := ws.t[:bb]
+	h2 := ws.h2[:np*Hidden2]
+	t := ws.t[:np]
 	for p := range t {
 		t[p] = b3
 	}
-	for p := 0; p < bb; p += pairGroup {
-		e := min(p+pairGroup, bb)
-		pairsForward(ws.avx2, w2t, h1[p*Hidden1:e*Hidden1], act[p*Hidden1:e*Hidden1], nAct[p:e], b2, w3, h2[p*Hidden2:e*Hidden2], t[p:e])
+	for p := 0; p < np; p += pairGroup {
+		e := min(p+pairGroup, np)
+		pairsForward(ws.avx2, w2t, h1[p*Hidden1:e*Hidden1], act[p*Hidden1:e*Hidden1], nAct[p:e], b2, w3, h2[p*Hidden2:e*Hidden2], t[p:e], ws.tv)
 	}
+	t = t[:bb]
 
 	// Value and ∂Î/∂T.
 	var pos float64
@@ -198,7 +211,9 @@ func (c critic) smile(theta []float64, a *Matrix, cols []int, y []float64, tau f
 	}
 	pos /= float64(b)
 	val = pos - (lse - math.Log(float64(b*(b-1))))
-	gt := ws.gt[:bb]
+	gt := ws.gt[:np]
+	clear(gt[bb:])
+	gt = gt[:bb]
 	nb, nn := float64(b), float64(b*(b-1))
 	for j := range b {
 		for jj := range b {
@@ -240,11 +255,12 @@ func (c critic) smile(theta []float64, a *Matrix, cols []int, y []float64, tau f
 	// units only.
 	gw2t := ws.gw2t
 	clear(gw2t)
-	dz1 := ws.dz1[:bb*Hidden1]
+	dz1 := ws.dz1[:np*Hidden1]
 	clear(dz1)
-	for p := 0; p < bb; p += pairGroup {
-		e := min(p+pairGroup, bb)
-		pairsBackward(ws.avx2, w2t, gw2t, h1[p*Hidden1:e*Hidden1], act[p*Hidden1:e*Hidden1], nAct[p:e], h2[p*Hidden2:e*Hidden2], gt[p:e], w3, gw3, gb2, dz1[p*Hidden1:e*Hidden1], ws.lists)
+	gt = ws.gt[:np]
+	for p := 0; p < np; p += pairGroup {
+		e := min(p+pairGroup, np)
+		pairsBackward(ws.avx2, w2, w2t, gw2t, h1[p*Hidden1:e*Hidden1], act[p*Hidden1:e*Hidden1], nAct[p:e], h2[p*Hidden2:e*Hidden2], gt[p:e], w3, gw3, gb2, dz1[p*Hidden1:e*Hidden1])
 	}
 	for o := range Hidden2 {
 		for u := range Hidden1 {

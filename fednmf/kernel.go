@@ -2,14 +2,13 @@ package fednmf
 
 import "gonum.org/v1/gonum/floats"
 
-// The critic's pair layers over a group of pairs, each over the units of
-// h₁ that relu left active. Each has a plain-Go form (the reference, and
-// the fallback where AVX2 and FMA are missing or the purego build tag is
-// set) and, on amd64, an AVX2+FMA form in kernel_amd64.s, which runs over
-// 32 outputs of the second layer at a time for every pair of the group
-// so that those columns of W2 stay in the first-level cache. The two sum
-// in different orders and the assembly fuses multiplies and adds, so
-// their results may differ in the last bits; each is deterministic, and a
+// The critic's pair layers over a group of pairs. Each has a plain-Go
+// form over the units of h₁ that relu left active (the reference, and the
+// fallback where AVX2 and FMA are missing or the purego build tag is set)
+// and, on amd64, an AVX2+FMA form in kernel_amd64.s that runs them as
+// register-blocked matrix products over every unit. The two sum in
+// different orders and the assembly fuses multiplies and adds, so their
+// results may differ in the last bits; each is deterministic, and a
 // process uses one of them throughout (pairKernelAVX2 is fixed).
 //
 // The shapes: a group of np = len(nAct) pairs, q-th pair's units in
@@ -68,77 +67,79 @@ func pairsBackwardGo(w2t, gw2t, h1 []float64, act, nAct []int32, h2, gt, w3, gw3
 	}
 }
 
-// pairWidth is the multiple of which the AVX2 kernels need the width of
-// the second layer: they keep 32 of its outputs in eight registers.
-const pairWidth = 32
+// The AVX2 kernels treat the pair layers as dense matrix products, with
+// four pairs (or four units) by eight outputs in registers, so that each
+// load feeds two multiply-adds or more: the units relu left at zero are
+// multiplied like the others and add exactly nothing. They need the
+// number of pairs a multiple of pairQuad (the critic pads its pairs with
+// zeros), the units a multiple of 8 and the width of the second layer a
+// multiple of pairWidth.
+const (
+	pairQuad  = 4
+	pairWidth = 16
+)
 
 // pairsForward is pairsForwardGo, through the AVX2 kernel when avx2 is
-// set. It checks the shapes the assembly relies on.
-func pairsForward(avx2 bool, w2t, h1 []float64, act, nAct []int32, b2, w3, h2, t []float64) {
+// set; tv is its scratch, at least 4·np long. It checks the shapes the
+// assembly relies on.
+func pairsForward(avx2 bool, w2t, h1 []float64, act, nAct []int32, b2, w3, h2, t, tv []float64) {
 	if !avx2 {
 		pairsForwardGo(w2t, h1, act, nAct, b2, w3, h2, t)
 		return
 	}
 	np, m := len(nAct), len(b2)
-	units := checkPairs(w2t, h1, act, nAct, m, len(w3), len(h2)/np)
-	if len(h2) != np*m || len(t) != np {
-		panic("fednmf: pairsForward: outputs of the wrong shape")
+	if np == 0 {
+		panic("fednmf: pairsForward: no pairs")
 	}
-	pairsForwardAVX2(&w2t[0], &h1[0], &act[0], &nAct[0], np, units, m, &b2[0], &w3[0], &h2[0], &t[0])
+	units := checkPairs(np, w2t, h1, m, len(w3))
+	if len(h2) != np*m || len(t) != np || len(tv) < 4*np {
+		panic("fednmf: pairsForward: outputs or scratch of the wrong shape")
+	}
+	tv = tv[:4*np]
+	clear(tv)
+	pairsForwardDenseAVX2(&w2t[0], &h1[0], np, units, m, &b2[0], &w3[0], &h2[0], &tv[0])
+	for q := range t {
+		v := tv[4*q : 4*q+4]
+		t[q] += (v[0] + v[1]) + (v[2] + v[3])
+	}
 }
 
 // pairsBackward is pairsBackwardGo, through the AVX2 kernels when avx2 is
-// set; lists is their scratch, at least units·(np+1) long. The kernel for
-// ∂Î/∂W2 goes unit by unit over the pairs where the unit is active,
-// keeping 32 entries of its row of gw2t in registers.
-func pairsBackward(avx2 bool, w2t, gw2t, h1 []float64, act, nAct []int32, h2, gt, w3, gw3, gb2, dz1 []float64, lists []int32) {
+// set, which also need W2 itself in w2 (m rows of units) and set dz1
+// rather than add to it.
+func pairsBackward(avx2 bool, w2, w2t, gw2t, h1 []float64, act, nAct []int32, h2, gt, w3, gw3, gb2, dz1 []float64) {
 	if !avx2 {
 		pairsBackwardGo(w2t, gw2t, h1, act, nAct, h2, gt, w3, gw3, gb2, dz1)
 		return
 	}
 	np, m := len(nAct), len(w3)
-	units := checkPairs(w2t, h1, act, nAct, m, len(gw3), len(gb2), len(h2)/np)
-	if len(h2) != np*m || len(gt) != np || len(gw2t) != len(w2t) || len(dz1) != len(h1) || len(lists) < units*(np+1) {
-		panic("fednmf: pairsBackward: gradients or scratch of the wrong shape")
+	if np == 0 {
+		panic("fednmf: pairsBackward: no pairs")
 	}
-	pairsBackwardAVX2(&w2t[0], &h1[0], &act[0], &nAct[0], np, units, m, &h2[0], &gt[0], &w3[0], &gw3[0], &gb2[0], &dz1[0])
-	// The pairs where each unit is active, in order.
-	pairs, nPairs := lists[:units*np], lists[units*np:units*(np+1)]
-	clear(nPairs)
-	for q, n := range nAct {
-		for _, u := range act[q*units : q*units+int(n)] {
-			pairs[int(u)*np+int(nPairs[u])] = int32(q)
-			nPairs[u]++
-		}
+	units := checkPairs(np, w2t, h1, m, len(gw3), len(gb2))
+	if len(h2) != np*m || len(gt) != np || len(gw2t) != len(w2t) || len(w2) != len(w2t) || len(dz1) != len(h1) {
+		panic("fednmf: pairsBackward: gradients of the wrong shape")
 	}
-	pairsGradW2AVX2(&gw2t[0], &h1[0], &h2[0], &pairs[0], &nPairs[0], np, units, m)
+	pairsGradZ2AVX2(np, m, &h2[0], &gt[0], &w3[0], &gw3[0], &gb2[0])
+	pairsGradZ1DenseAVX2(&w2[0], &h2[0], &h1[0], np, units, m, &dz1[0])
+	pairsGradW2DenseAVX2(&gw2t[0], &h1[0], &h2[0], np, units, m)
 }
 
-// checkPairs panics unless the AVX2 kernels may run on the group (the
-// width m a positive multiple of pairWidth, every length in lens m, w2t
-// units rows of m, the active units in range) and returns units.
-func checkPairs(w2t, h1 []float64, act, nAct []int32, m int, lens ...int) int {
-	np := len(nAct)
-	if np == 0 || m == 0 || m%pairWidth != 0 || len(h1)%np != 0 || len(act) != len(h1) {
-		panic("fednmf: pair kernel: no pairs, width not a multiple of 32 or h1 of the wrong shape")
+// checkPairs panics unless the AVX2 kernels may run on a group of np
+// pairs (a positive multiple of pairQuad, h1 np rows of units, units a
+// positive multiple of 8, the width m a positive multiple of pairWidth,
+// every length in lens m, w2t units rows of m) and returns units.
+func checkPairs(np int, w2t, h1 []float64, m int, lens ...int) int {
+	if np == 0 || np%pairQuad != 0 || m == 0 || m%pairWidth != 0 || len(h1)%np != 0 {
+		panic("fednmf: pair kernel: pairs not a multiple of 4, width not a multiple of 16 or h1 of the wrong shape")
 	}
 	units := len(h1) / np
-	if len(w2t) != units*m {
-		panic("fednmf: pair kernel: W2 of the wrong shape")
+	if units == 0 || units%8 != 0 || len(w2t) != units*m {
+		panic("fednmf: pair kernel: units not a multiple of 8 or W2 of the wrong shape")
 	}
 	for _, n := range lens {
 		if n != m {
 			panic("fednmf: pair kernel: vector of the wrong length")
-		}
-	}
-	for q, n := range nAct {
-		if n < 0 || int(n) > units {
-			panic("fednmf: pair kernel: active count out of range")
-		}
-		for _, u := range act[q*units : q*units+int(n)] {
-			if u < 0 || int(u) >= units {
-				panic("fednmf: pair kernel: unit out of range")
-			}
 		}
 	}
 	return units

@@ -8,21 +8,30 @@ import "golang.org/x/sys/cpu"
 // run: they need AVX2 and FMA.
 var pairKernelAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
-// pairsForwardAVX2 is pairsForwardGo on np ≥ 1 pairs of units units and
-// a width m, a multiple of 32.
+// pairsForwardDenseAVX2 is pairsForwardGo on np pairs (a multiple of 4)
+// of units units and a width m (a multiple of 8), but for t: it adds each
+// pair's w3·h2 to its four lanes of tv (np rows of 4) instead.
 //
 //go:noescape
-func pairsForwardAVX2(w2t, h1 *float64, act, nAct *int32, np, units, m int, b2, w3, h2, t *float64)
+func pairsForwardDenseAVX2(w2t, h1 *float64, np, units, m int, b2, w3, h2, tv *float64)
 
-// pairsBackwardAVX2 is pairsBackwardGo on np ≥ 1 pairs of units units
-// and a width m, a multiple of 32, but for gw2t (pairsGradW2AVX2's).
+// pairsGradZ2AVX2 is the first part of pairsBackwardGo on np ≥ 1 pairs
+// and a width m (a multiple of 16): it adds gt_q·h2_q to gw3 and dz2 =
+// gt_q·w3 ⊙ [h2_q > 0] to gb2, and overwrites h2 with dz2.
 //
 //go:noescape
-func pairsBackwardAVX2(w2t, h1 *float64, act, nAct *int32, np, units, m int, h2, gt, w3, gw3, gb2, dz1 *float64)
+func pairsGradZ2AVX2(np, m int, h2, gt, w3, gw3, gb2 *float64)
 
-// pairsGradW2AVX2 adds to each row u of gw2t (units rows of m, a multiple
-// of 32) Σ_q h1_q[u]·dz2_q over the pairs q listed in pairs[u·np :
-// u·np+nPairs[u]].
+// pairsGradZ1DenseAVX2 sets dz1_q to (dz2_q·W2) ⊙ [h1_q > 0] for np pairs
+// (a multiple of 4), W2 in w2 (m rows of units, units a multiple of 8),
+// dz2 np rows of m.
 //
 //go:noescape
-func pairsGradW2AVX2(gw2t, h1, dz2 *float64, pairs, nPairs *int32, np, units, m int)
+func pairsGradZ1DenseAVX2(w2, dz2, h1 *float64, np, units, m int, dz1 *float64)
+
+// pairsGradW2DenseAVX2 adds Σ_q h1_q[u]·dz2_q to each row u of gw2t
+// (units rows of m, units a multiple of 4 and m of 8) over np pairs, in
+// order.
+//
+//go:noescape
+func pairsGradW2DenseAVX2(gw2t, h1, dz2 *float64, np, units, m int)

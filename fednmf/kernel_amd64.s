@@ -2,145 +2,28 @@
 
 #include "textflag.h"
 
-// func pairsForwardAVX2(w2t, h1 *float64, act, nAct *int32, np, units, m int, b2, w3, h2, t *float64)
+// func pairsGradZ2AVX2(np, m int, h2, gt, w3, gw3, gb2 *float64)
 //
-// For each chunk of 32 outputs, for each pair q: Y0–Y7 start at b2's
-// chunk; for each active unit u in order, Y0–Y7 += h1_q[u]·w2t[u·m + chunk]
-// (one rounding per fused multiply-add); relu; store to h2_q; t[q] += the
-// chunk's products with w3, added pairwise over the eight registers and
-// then over the four lanes.
-TEXT ·pairsForwardAVX2(SB), NOSPLIT, $0-88
-	MOVQ m+48(FP), DX
-	SHLQ $3, DX                 // bytes in a row of w2t and of h2
-	MOVQ b2+56(FP), R9
-	MOVQ w3+64(FP), R10
-	VXORPD Y9, Y9, Y9           // 0
-	XORQ BX, BX                 // byte offset of the chunk
-
-fchunk:
-	CMPQ BX, DX
-	JGE  fdone
-	MOVQ w2t+0(FP), R12
-	ADDQ BX, R12                // w2t + chunk
-	MOVQ h1+8(FP), R8           // h1_q
-	MOVQ act+16(FP), DI         // act_q
-	MOVQ h2+72(FP), R11         // h2_q
-	XORQ R14, R14               // q
-
-fpair:
-	CMPQ R14, np+32(FP)
-	JGE  fnext
-	VMOVUPD 0(R9)(BX*1), Y0
-	VMOVUPD 32(R9)(BX*1), Y1
-	VMOVUPD 64(R9)(BX*1), Y2
-	VMOVUPD 96(R9)(BX*1), Y3
-	VMOVUPD 128(R9)(BX*1), Y4
-	VMOVUPD 160(R9)(BX*1), Y5
-	VMOVUPD 192(R9)(BX*1), Y6
-	VMOVUPD 224(R9)(BX*1), Y7
-	MOVQ nAct+24(FP), AX
-	MOVLQSX (AX)(R14*4), CX
-	XORQ R13, R13               // k
-	CMPQ R13, CX
-	JGE  frelu
-
-funit:
-	MOVLQSX (DI)(R13*4), AX
-	VBROADCASTSD (R8)(AX*8), Y8
-	IMULQ DX, AX
-	ADDQ R12, AX
-	VFMADD231PD 0(AX), Y8, Y0
-	VFMADD231PD 32(AX), Y8, Y1
-	VFMADD231PD 64(AX), Y8, Y2
-	VFMADD231PD 96(AX), Y8, Y3
-	VFMADD231PD 128(AX), Y8, Y4
-	VFMADD231PD 160(AX), Y8, Y5
-	VFMADD231PD 192(AX), Y8, Y6
-	VFMADD231PD 224(AX), Y8, Y7
-	INCQ R13
-	CMPQ R13, CX
-	JLT  funit
-
-frelu:
-	VMAXPD Y9, Y0, Y0
-	VMAXPD Y9, Y1, Y1
-	VMAXPD Y9, Y2, Y2
-	VMAXPD Y9, Y3, Y3
-	VMAXPD Y9, Y4, Y4
-	VMAXPD Y9, Y5, Y5
-	VMAXPD Y9, Y6, Y6
-	VMAXPD Y9, Y7, Y7
-	VMOVUPD Y0, 0(R11)(BX*1)
-	VMOVUPD Y1, 32(R11)(BX*1)
-	VMOVUPD Y2, 64(R11)(BX*1)
-	VMOVUPD Y3, 96(R11)(BX*1)
-	VMOVUPD Y4, 128(R11)(BX*1)
-	VMOVUPD Y5, 160(R11)(BX*1)
-	VMOVUPD Y6, 192(R11)(BX*1)
-	VMOVUPD Y7, 224(R11)(BX*1)
-	VMULPD 0(R10)(BX*1), Y0, Y0
-	VMULPD 32(R10)(BX*1), Y1, Y1
-	VMULPD 64(R10)(BX*1), Y2, Y2
-	VMULPD 96(R10)(BX*1), Y3, Y3
-	VMULPD 128(R10)(BX*1), Y4, Y4
-	VMULPD 160(R10)(BX*1), Y5, Y5
-	VMULPD 192(R10)(BX*1), Y6, Y6
-	VMULPD 224(R10)(BX*1), Y7, Y7
-	VADDPD Y1, Y0, Y0
-	VADDPD Y3, Y2, Y2
-	VADDPD Y5, Y4, Y4
-	VADDPD Y7, Y6, Y6
-	VADDPD Y2, Y0, Y0
-	VADDPD Y6, Y4, Y4
-	VADDPD Y4, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPD X1, X0, X0
-	VUNPCKHPD X0, X0, X1
-	VADDSD X1, X0, X0
-	MOVQ t+80(FP), AX
-	VADDSD (AX)(R14*8), X0, X0
-	VMOVSD X0, (AX)(R14*8)
-	MOVQ units+40(FP), AX
-	LEAQ (R8)(AX*8), R8
-	LEAQ (DI)(AX*4), DI
-	ADDQ DX, R11
-	INCQ R14
-	JMP  fpair
-
-fnext:
-	ADDQ $256, BX
-	JMP  fchunk
-
-fdone:
-	VZEROUPPER
-	RET
-
-// func pairsBackwardAVX2(w2t, h1 *float64, act, nAct *int32, np, units, m int, h2, gt, w3, gw3, gb2, dz1 *float64)
-//
-// First, pair by pair, 16 outputs at a time: gw3 += gt_q·h2_q (fused),
-// dz2 = gt_q·w3 masked where h2_q ≤ 0, gb2 += dz2, h2_q = dz2. Then for
-// each chunk of 32 outputs, for each pair q (its dz2 chunk in Y0–Y7), for
-// each active unit u: dz1_q[u] += dz2·w2t[u·m + chunk], in two
-// accumulators added together and then over the four lanes. gw2t is
-// pairsGradW2AVX2's.
-TEXT ·pairsBackwardAVX2(SB), NOSPLIT, $0-104
-	MOVQ m+48(FP), DX
+// Pair by pair, 16 outputs at a time: gw3 += gt_q·h2_q (fused), dz2 =
+// gt_q·w3 masked where h2_q ≤ 0, gb2 += dz2, h2_q = dz2.
+TEXT ·pairsGradZ2AVX2(SB), NOSPLIT, $0-56
+	MOVQ m+8(FP), DX
 	SHLQ $3, DX
-	MOVQ h2+56(FP), R11         // h2_q
-	MOVQ w3+72(FP), R10
-	MOVQ gw3+80(FP), R9
-	MOVQ gb2+88(FP), R12
+	MOVQ h2+16(FP), R11         // h2_q
+	MOVQ w3+32(FP), R10
+	MOVQ gw3+40(FP), R9
+	MOVQ gb2+48(FP), R12
 	VXORPD Y13, Y13, Y13        // 0
 	XORQ R14, R14               // q
 
-bpass1:
-	CMPQ R14, np+32(FP)
-	JGE  bpass2
-	MOVQ gt+64(FP), AX
+zzpair:
+	CMPQ R14, np+0(FP)
+	JGE  zzdone
+	MOVQ gt+24(FP), AX
 	VBROADCASTSD (AX)(R14*8), Y12
 	XORQ BX, BX
 
-bout:
+zzout:
 	VMOVUPD 0(R11)(BX*1), Y0
 	VMOVUPD 32(R11)(BX*1), Y1
 	VMOVUPD 64(R11)(BX*1), Y2
@@ -183,157 +66,316 @@ bout:
 	VMOVUPD Y3, 96(R12)(BX*1)
 	ADDQ $128, BX
 	CMPQ BX, DX
-	JLT  bout
+	JLT  zzout
 	ADDQ DX, R11
 	INCQ R14
-	JMP  bpass1
+	JMP  zzpair
 
-bpass2:
-	XORQ BX, BX                 // byte offset of the chunk
-
-bchunk:
-	CMPQ BX, DX
-	JGE  bdone
-	MOVQ w2t+0(FP), SI
-	ADDQ BX, SI                 // w2t + chunk
-	MOVQ h1+8(FP), R8          // h1_q
-	MOVQ act+16(FP), DI         // act_q
-	MOVQ h2+56(FP), R11         // dz2_q
-	MOVQ dz1+96(FP), R10       // dz1_q
-	XORQ R14, R14               // q
-
-bpair:
-	CMPQ R14, np+32(FP)
-	JGE  bnext
-	VMOVUPD 0(R11)(BX*1), Y0
-	VMOVUPD 32(R11)(BX*1), Y1
-	VMOVUPD 64(R11)(BX*1), Y2
-	VMOVUPD 96(R11)(BX*1), Y3
-	VMOVUPD 128(R11)(BX*1), Y4
-	VMOVUPD 160(R11)(BX*1), Y5
-	VMOVUPD 192(R11)(BX*1), Y6
-	VMOVUPD 224(R11)(BX*1), Y7
-	MOVQ nAct+24(FP), AX
-	MOVLQSX (AX)(R14*4), CX
-	XORQ R13, R13               // k
-
-bunit:
-	CMPQ R13, CX
-	JGE  bpairnext
-	MOVLQSX (DI)(R13*4), AX     // u
-	VBROADCASTSD (R8)(AX*8), Y8
-	MOVQ AX, R9
-	IMULQ DX, R9                // u·m bytes
-	VMULPD 0(SI)(R9*1), Y0, Y12
-	VMULPD 32(SI)(R9*1), Y1, Y13
-	VFMADD231PD 64(SI)(R9*1), Y2, Y12
-	VFMADD231PD 96(SI)(R9*1), Y3, Y13
-	VFMADD231PD 128(SI)(R9*1), Y4, Y12
-	VFMADD231PD 160(SI)(R9*1), Y5, Y13
-	VFMADD231PD 192(SI)(R9*1), Y6, Y12
-	VFMADD231PD 224(SI)(R9*1), Y7, Y13
-	VADDPD Y13, Y12, Y12
-	VEXTRACTF128 $1, Y12, X13
-	VADDPD X13, X12, X12
-	VUNPCKHPD X12, X12, X13
-	VADDSD X13, X12, X12
-	VADDSD (R10)(AX*8), X12, X12
-	VMOVSD X12, (R10)(AX*8)
-	INCQ R13
-	JMP  bunit
-
-bpairnext:
-	MOVQ units+40(FP), AX
-	LEAQ (R8)(AX*8), R8
-	LEAQ (DI)(AX*4), DI
-	LEAQ (R10)(AX*8), R10
-	ADDQ DX, R11
-	INCQ R14
-	JMP  bpair
-
-bnext:
-	ADDQ $256, BX
-	JMP  bchunk
-
-bdone:
+zzdone:
 	VZEROUPPER
 	RET
 
-// func pairsGradW2AVX2(gw2t, h1, dz2 *float64, pairs, nPairs *int32, np, units, m int)
+// func pairsForwardDenseAVX2(w2t, h1 *float64, np, units, m int, b2, w3, h2, tv *float64)
 //
-// For each unit u, for each chunk of 32 outputs: Y0–Y7 start at gw2t's
-// row u chunk; for each pair q in pairs[u·np : u·np+nPairs[u]] in order,
-// Y0–Y7 += h1_q[u]·dz2_q's chunk (fused); store back.
-TEXT ·pairsGradW2AVX2(SB), NOSPLIT, $0-64
-	MOVQ gw2t+0(FP), R11        // row u of gw2t
-	MOVQ h1+8(FP), R8
-	MOVQ dz2+16(FP), SI
-	MOVQ pairs+24(FP), DI       // pairs_u
-	MOVQ m+56(FP), DX
+// For each block of 8 outputs, for each four pairs q..q+3 (np a multiple
+// of 4): the accumulators Y0–Y7 (pair r's in Y(2r), Y(2r+1)) start at b2's
+// block; for u = 0, …, units−1 in order, acc_r += h1_{q+r}[u]·w2t[u][block]
+// (fused; a unit relu left at zero adds exactly nothing); relu; store to
+// h2; tv_{q+r} (four lanes) += h2's block·w3's block, the second half fused.
+//
+// Registers: DX a row of w2t and h2 in bytes, R10 three; R8 a row of h1,
+// R9 three; BX the block's byte offset; SI, DI, R11 the four pairs' rows of
+// h1, h2 and tv; CX w2t's row u at the block, AX h1's column u; R13, R14
+// counts. Y8, Y9 w2t's row, Y10 a broadcast, Y11 zero, Y12–Y13 b2's block,
+// Y14–Y15 w3's.
+TEXT ·pairsForwardDenseAVX2(SB), NOSPLIT, $0-72
+	MOVQ m+32(FP), DX
 	SHLQ $3, DX
-	XORQ R14, R14               // u
+	LEAQ (DX)(DX*2), R10
+	MOVQ units+24(FP), R8
+	SHLQ $3, R8
+	LEAQ (R8)(R8*2), R9
+	VXORPD Y11, Y11, Y11
+	XORQ BX, BX
 
-gunit:
-	CMPQ R14, units+48(FP)
-	JGE  gdone
-	MOVQ nPairs+32(FP), AX
-	MOVLQSX (AX)(R14*4), CX
-	MOVQ units+48(FP), R10
-	SHLQ $3, R10                // bytes in a row of h1
-	XORQ BX, BX                 // byte offset of the chunk
-
-gchunk:
-	VMOVUPD 0(R11)(BX*1), Y0
-	VMOVUPD 32(R11)(BX*1), Y1
-	VMOVUPD 64(R11)(BX*1), Y2
-	VMOVUPD 96(R11)(BX*1), Y3
-	VMOVUPD 128(R11)(BX*1), Y4
-	VMOVUPD 160(R11)(BX*1), Y5
-	VMOVUPD 192(R11)(BX*1), Y6
-	VMOVUPD 224(R11)(BX*1), Y7
-	LEAQ (SI)(BX*1), R12        // dz2 + chunk
-	XORQ R13, R13               // k
-	CMPQ R13, CX
-	JGE  gstore
-
-gpair:
-	MOVLQSX (DI)(R13*4), AX     // q
-	MOVQ AX, R9
-	IMULQ R10, R9
-	ADDQ R8, R9
-	VBROADCASTSD (R9)(R14*8), Y8
-	IMULQ DX, AX
-	ADDQ R12, AX
-	VFMADD231PD 0(AX), Y8, Y0
-	VFMADD231PD 32(AX), Y8, Y1
-	VFMADD231PD 64(AX), Y8, Y2
-	VFMADD231PD 96(AX), Y8, Y3
-	VFMADD231PD 128(AX), Y8, Y4
-	VFMADD231PD 160(AX), Y8, Y5
-	VFMADD231PD 192(AX), Y8, Y6
-	VFMADD231PD 224(AX), Y8, Y7
-	INCQ R13
-	CMPQ R13, CX
-	JLT  gpair
-
-gstore:
-	VMOVUPD Y0, 0(R11)(BX*1)
-	VMOVUPD Y1, 32(R11)(BX*1)
-	VMOVUPD Y2, 64(R11)(BX*1)
-	VMOVUPD Y3, 96(R11)(BX*1)
-	VMOVUPD Y4, 128(R11)(BX*1)
-	VMOVUPD Y5, 160(R11)(BX*1)
-	VMOVUPD Y6, 192(R11)(BX*1)
-	VMOVUPD Y7, 224(R11)(BX*1)
-	ADDQ $256, BX
+dfblock:
 	CMPQ BX, DX
-	JLT  gchunk
-	ADDQ DX, R11
-	MOVQ np+40(FP), AX
-	LEAQ (DI)(AX*4), DI
-	INCQ R14
-	JMP  gunit
+	JGE  dfdone
+	MOVQ h1+8(FP), SI
+	MOVQ h2+56(FP), DI
+	MOVQ tv+64(FP), R11
+	MOVQ b2+40(FP), AX
+	VMOVUPD 0(AX)(BX*1), Y12
+	VMOVUPD 32(AX)(BX*1), Y13
+	MOVQ w3+48(FP), AX
+	VMOVUPD 0(AX)(BX*1), Y14
+	VMOVUPD 32(AX)(BX*1), Y15
+	MOVQ np+16(FP), R14
 
-gdone:
+dfquad:
+	VMOVAPD Y12, Y0
+	VMOVAPD Y13, Y1
+	VMOVAPD Y12, Y2
+	VMOVAPD Y13, Y3
+	VMOVAPD Y12, Y4
+	VMOVAPD Y13, Y5
+	VMOVAPD Y12, Y6
+	VMOVAPD Y13, Y7
+	MOVQ w2t+0(FP), CX
+	ADDQ BX, CX
+	MOVQ SI, AX
+	MOVQ units+24(FP), R13
+
+dfunit:
+	VMOVUPD 0(CX), Y8
+	VMOVUPD 32(CX), Y9
+	VBROADCASTSD (AX), Y10
+	VFMADD231PD Y8, Y10, Y0
+	VFMADD231PD Y9, Y10, Y1
+	VBROADCASTSD (AX)(R8*1), Y10
+	VFMADD231PD Y8, Y10, Y2
+	VFMADD231PD Y9, Y10, Y3
+	VBROADCASTSD (AX)(R8*2), Y10
+	VFMADD231PD Y8, Y10, Y4
+	VFMADD231PD Y9, Y10, Y5
+	VBROADCASTSD (AX)(R9*1), Y10
+	VFMADD231PD Y8, Y10, Y6
+	VFMADD231PD Y9, Y10, Y7
+	ADDQ $8, AX
+	ADDQ DX, CX
+	DECQ R13
+	JNZ  dfunit
+
+	VMAXPD Y11, Y0, Y0
+	VMAXPD Y11, Y1, Y1
+	VMAXPD Y11, Y2, Y2
+	VMAXPD Y11, Y3, Y3
+	VMAXPD Y11, Y4, Y4
+	VMAXPD Y11, Y5, Y5
+	VMAXPD Y11, Y6, Y6
+	VMAXPD Y11, Y7, Y7
+	LEAQ (DI)(BX*1), AX
+	VMOVUPD Y0, 0(AX)
+	VMOVUPD Y1, 32(AX)
+	VMOVUPD Y2, 0(AX)(DX*1)
+	VMOVUPD Y3, 32(AX)(DX*1)
+	VMOVUPD Y4, 0(AX)(DX*2)
+	VMOVUPD Y5, 32(AX)(DX*2)
+	VMOVUPD Y6, 0(AX)(R10*1)
+	VMOVUPD Y7, 32(AX)(R10*1)
+	VMULPD Y14, Y0, Y0
+	VFMADD231PD Y15, Y1, Y0
+	VADDPD 0(R11), Y0, Y0
+	VMOVUPD Y0, 0(R11)
+	VMULPD Y14, Y2, Y2
+	VFMADD231PD Y15, Y3, Y2
+	VADDPD 32(R11), Y2, Y2
+	VMOVUPD Y2, 32(R11)
+	VMULPD Y14, Y4, Y4
+	VFMADD231PD Y15, Y5, Y4
+	VADDPD 64(R11), Y4, Y4
+	VMOVUPD Y4, 64(R11)
+	VMULPD Y14, Y6, Y6
+	VFMADD231PD Y15, Y7, Y6
+	VADDPD 96(R11), Y6, Y6
+	VMOVUPD Y6, 96(R11)
+	LEAQ (SI)(R8*4), SI
+	LEAQ (DI)(DX*4), DI
+	ADDQ $128, R11
+	SUBQ $4, R14
+	JNZ  dfquad
+	ADDQ $64, BX
+	JMP  dfblock
+
+dfdone:
+	VZEROUPPER
+	RET
+
+// func pairsGradZ1DenseAVX2(w2, dz2, h1 *float64, np, units, m int, dz1 *float64)
+//
+// For each four pairs q..q+3 (np a multiple of 4), for each block of 8
+// units (units a multiple of 8): the accumulators Y0–Y7 (pair r's in
+// Y(2r), Y(2r+1)) start at zero; for o = 0, …, m−1 in order, acc_r +=
+// dz2_{q+r}[o]·w2[o][block] (fused; w2 is W2, m rows of units); then
+// dz1_{q+r}'s block = acc_r where h1_{q+r} > 0 and 0 elsewhere.
+//
+// Registers: DX a row of dz2 in bytes, R10 three; R8 a row of w2, h1 and
+// dz1, R9 three; BX the block's byte offset; SI the four pairs' rows of
+// dz2, DI of h1, R11 of dz1; CX w2's row o at the block, AX dz2's column
+// o; R13 the count. Y8, Y9 w2's row, Y10 a broadcast, Y11 zero.
+TEXT ·pairsGradZ1DenseAVX2(SB), NOSPLIT, $0-56
+	MOVQ m+40(FP), DX
+	SHLQ $3, DX
+	LEAQ (DX)(DX*2), R10
+	MOVQ units+32(FP), R8
+	SHLQ $3, R8
+	LEAQ (R8)(R8*2), R9
+	VXORPD Y11, Y11, Y11
+	MOVQ dz2+8(FP), SI
+	MOVQ h1+16(FP), DI
+	MOVQ dz1+48(FP), R11
+	MOVQ np+24(FP), R14
+
+zquad:
+	XORQ BX, BX
+
+zblock:
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	MOVQ w2+0(FP), CX
+	ADDQ BX, CX
+	MOVQ SI, AX
+	MOVQ m+40(FP), R13
+
+zout:
+	VMOVUPD 0(CX), Y8
+	VMOVUPD 32(CX), Y9
+	VBROADCASTSD (AX), Y10
+	VFMADD231PD Y8, Y10, Y0
+	VFMADD231PD Y9, Y10, Y1
+	VBROADCASTSD (AX)(DX*1), Y10
+	VFMADD231PD Y8, Y10, Y2
+	VFMADD231PD Y9, Y10, Y3
+	VBROADCASTSD (AX)(DX*2), Y10
+	VFMADD231PD Y8, Y10, Y4
+	VFMADD231PD Y9, Y10, Y5
+	VBROADCASTSD (AX)(R10*1), Y10
+	VFMADD231PD Y8, Y10, Y6
+	VFMADD231PD Y9, Y10, Y7
+	ADDQ $8, AX
+	ADDQ R8, CX
+	DECQ R13
+	JNZ  zout
+
+	LEAQ (DI)(BX*1), AX
+	LEAQ (R11)(BX*1), CX
+	VMOVUPD 0(AX), Y8
+	VMOVUPD 32(AX), Y9
+	VCMPPD $0x0e, Y11, Y8, Y8   // h1 > 0
+	VCMPPD $0x0e, Y11, Y9, Y9
+	VANDPD Y8, Y0, Y0
+	VANDPD Y9, Y1, Y1
+	VMOVUPD Y0, 0(CX)
+	VMOVUPD Y1, 32(CX)
+	VMOVUPD 0(AX)(R8*1), Y8
+	VMOVUPD 32(AX)(R8*1), Y9
+	VCMPPD $0x0e, Y11, Y8, Y8
+	VCMPPD $0x0e, Y11, Y9, Y9
+	VANDPD Y8, Y2, Y2
+	VANDPD Y9, Y3, Y3
+	VMOVUPD Y2, 0(CX)(R8*1)
+	VMOVUPD Y3, 32(CX)(R8*1)
+	VMOVUPD 0(AX)(R8*2), Y8
+	VMOVUPD 32(AX)(R8*2), Y9
+	VCMPPD $0x0e, Y11, Y8, Y8
+	VCMPPD $0x0e, Y11, Y9, Y9
+	VANDPD Y8, Y4, Y4
+	VANDPD Y9, Y5, Y5
+	VMOVUPD Y4, 0(CX)(R8*2)
+	VMOVUPD Y5, 32(CX)(R8*2)
+	VMOVUPD 0(AX)(R9*1), Y8
+	VMOVUPD 32(AX)(R9*1), Y9
+	VCMPPD $0x0e, Y11, Y8, Y8
+	VCMPPD $0x0e, Y11, Y9, Y9
+	VANDPD Y8, Y6, Y6
+	VANDPD Y9, Y7, Y7
+	VMOVUPD Y6, 0(CX)(R9*1)
+	VMOVUPD Y7, 32(CX)(R9*1)
+	ADDQ $64, BX
+	CMPQ BX, R8
+	JLT  zblock
+	LEAQ (SI)(DX*4), SI
+	LEAQ (DI)(R8*4), DI
+	LEAQ (R11)(R8*4), R11
+	SUBQ $4, R14
+	JNZ  zquad
+	VZEROUPPER
+	RET
+
+// func pairsGradW2DenseAVX2(gw2t, h1, dz2 *float64, np, units, m int)
+//
+// For each block of 8 outputs, for each four units u..u+3 (units a
+// multiple of 4): the accumulators Y0–Y7 (unit u+r's in Y(2r), Y(2r+1))
+// start at gw2t's rows u..u+3 at the block; for q = 0, …, np−1 in order,
+// acc_r += h1_q[u+r]·dz2_q's block (fused; a unit relu left at zero adds
+// exactly nothing); store back.
+//
+// Registers: DX a row of gw2t and dz2 in bytes, R10 three; R8 a row of h1;
+// BX the block's byte offset; R12 gw2t's row u at the block, DI h1's
+// column u; CX dz2_q's block, AX h1_q's column u; R13 the count, R14 the
+// next unit. Y8, Y9 dz2_q's block, Y10 a broadcast.
+TEXT ·pairsGradW2DenseAVX2(SB), NOSPLIT, $0-48
+	MOVQ m+40(FP), DX
+	SHLQ $3, DX
+	LEAQ (DX)(DX*2), R10
+	MOVQ units+32(FP), R8
+	SHLQ $3, R8
+	XORQ BX, BX
+
+gdblock:
+	CMPQ BX, DX
+	JGE  gddone
+	MOVQ gw2t+0(FP), R12
+	ADDQ BX, R12
+	MOVQ h1+8(FP), DI
+	XORQ R14, R14
+
+gdquad:
+	VMOVUPD 0(R12), Y0
+	VMOVUPD 32(R12), Y1
+	VMOVUPD 0(R12)(DX*1), Y2
+	VMOVUPD 32(R12)(DX*1), Y3
+	VMOVUPD 0(R12)(DX*2), Y4
+	VMOVUPD 32(R12)(DX*2), Y5
+	VMOVUPD 0(R12)(R10*1), Y6
+	VMOVUPD 32(R12)(R10*1), Y7
+	MOVQ dz2+16(FP), CX
+	ADDQ BX, CX
+	MOVQ DI, AX
+	MOVQ np+24(FP), R13
+
+gdpair:
+	VMOVUPD 0(CX), Y8
+	VMOVUPD 32(CX), Y9
+	VBROADCASTSD 0(AX), Y10
+	VFMADD231PD Y8, Y10, Y0
+	VFMADD231PD Y9, Y10, Y1
+	VBROADCASTSD 8(AX), Y10
+	VFMADD231PD Y8, Y10, Y2
+	VFMADD231PD Y9, Y10, Y3
+	VBROADCASTSD 16(AX), Y10
+	VFMADD231PD Y8, Y10, Y4
+	VFMADD231PD Y9, Y10, Y5
+	VBROADCASTSD 24(AX), Y10
+	VFMADD231PD Y8, Y10, Y6
+	VFMADD231PD Y9, Y10, Y7
+	ADDQ R8, AX
+	ADDQ DX, CX
+	DECQ R13
+	JNZ  gdpair
+
+	VMOVUPD Y0, 0(R12)
+	VMOVUPD Y1, 32(R12)
+	VMOVUPD Y2, 0(R12)(DX*1)
+	VMOVUPD Y3, 32(R12)(DX*1)
+	VMOVUPD Y4, 0(R12)(DX*2)
+	VMOVUPD Y5, 32(R12)(DX*2)
+	VMOVUPD Y6, 0(R12)(R10*1)
+	VMOVUPD Y7, 32(R12)(R10*1)
+	LEAQ (R12)(DX*4), R12
+	ADDQ $32, DI
+	ADDQ $4, R14
+	CMPQ R14, units+32(FP)
+	JLT  gdquad
+	ADDQ $64, BX
+	JMP  gdblock
+
+gddone:
 	VZEROUPPER
 	RET

@@ -74,10 +74,10 @@ func TestPairKernels(t *testing.T) {
 		zeros     float64
 	}{
 		{name: "critic's shape, half zeros", np: pairGroup, units: Hidden1, m: Hidden2, zeros: 0.5},
-		{name: "no zeros", np: 5, units: Hidden1, m: Hidden2, zeros: 0},
-		{name: "all zeros", np: 3, units: Hidden1, m: Hidden2, zeros: 1},
-		{name: "one pair, 7 units, width 32", np: 1, units: 7, m: 32, zeros: 0.5},
-		{name: "odd pairs and units, width 96", np: 9, units: 13, m: 96, zeros: 0.3},
+		{name: "no zeros", np: 8, units: Hidden1, m: Hidden2, zeros: 0},
+		{name: "all zeros", np: 4, units: Hidden1, m: Hidden2, zeros: 1},
+		{name: "four pairs, 8 units, width 16", np: 4, units: 8, m: 16, zeros: 0.5},
+		{name: "12 pairs, 24 units, width 48", np: 12, units: 24, m: 48, zeros: 0.3},
 	}
 	for _, tt := range tests {
 		for seed := range uint64(10) {
@@ -94,7 +94,7 @@ func TestPairKernels(t *testing.T) {
 			want, wantT := make([]float64, tt.np*m), slices.Clone(kg.t)
 			pairsForwardGo(kg.w2t, kg.h1, kg.act, kg.nAct, kg.b2, kg.w3, want, wantT)
 			got, gotT := make([]float64, tt.np*m), slices.Clone(kg.t)
-			pairsForward(true, kg.w2t, kg.h1, kg.act, kg.nAct, kg.b2, kg.w3, got, gotT)
+			pairsForward(true, kg.w2t, kg.h1, kg.act, kg.nAct, kg.b2, kg.w3, got, gotT, make([]float64, 4*tt.np))
 			for q := range tt.np {
 				n := int(kg.nAct[q]) + 2
 				tolT := 2 * gamma(m+2) * math.Abs(kg.t[q])
@@ -119,7 +119,13 @@ func TestPairKernels(t *testing.T) {
 			wantH2, wantGw2t, wantGw3, wantGb2, wantD1 := slices.Clone(h2), slices.Clone(kg.gw2t), slices.Clone(kg.gw3), slices.Clone(kg.gb2), slices.Clone(kg.d1)
 			pairsBackwardGo(kg.w2t, wantGw2t, kg.h1, kg.act, kg.nAct, wantH2, kg.gt, kg.w3, wantGw3, wantGb2, wantD1)
 			gotH2, gw2t, gw3, gb2, d1 := slices.Clone(h2), slices.Clone(kg.gw2t), slices.Clone(kg.gw3), slices.Clone(kg.gb2), slices.Clone(kg.d1)
-			pairsBackward(true, kg.w2t, gw2t, kg.h1, kg.act, kg.nAct, gotH2, kg.gt, kg.w3, gw3, gb2, d1, make([]int32, units*(tt.np+1)))
+			w2 := make([]float64, len(kg.w2t))
+			for u := range units {
+				for o := range m {
+					w2[o*units+u] = kg.w2t[u*m+o]
+				}
+			}
+			pairsBackward(true, w2, kg.w2t, gw2t, kg.h1, kg.act, kg.nAct, gotH2, kg.gt, kg.w3, gw3, gb2, d1)
 			for o := range m {
 				absGw3, absGb2 := math.Abs(kg.gw3[o]), math.Abs(kg.gb2[o])
 				for q := range tt.np {
