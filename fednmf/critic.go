@@ -56,19 +56,20 @@ func (c critic) init(r *rand.Rand, theta []float64) {
 // batches of at most its capacity.
 type smileWork struct {
 	b        int
-	ax, ay   []float64 // B×Hidden1: W1x·x_j, and W1y·y_j + b1
-	h1       []float64 // B²×Hidden1: relu(ax_j + ay_j')
-	h2       []float64 // B²×Hidden2: relu(W2·h1 + b2), then its gradient
-	t, gt    []float64 // B²: T and ∂Î/∂T
-	dax, day []float64 // B×Hidden1
-	gSmall   []float64 // ∂Î/∂θ without W1x (from W1y on)
-	w2t      []float64 // Hidden1×Hidden2: W2 transposed
-	gw2t     []float64 // Hidden1×Hidden2: ∂Î/∂W2 transposed
-	dz1      []float64 // B²×Hidden1: ∂Î/∂z1
-	act      []int32   // B²×Hidden1: pair p's active units (h1 > 0) from act[p·Hidden1]
-	nAct     []int32   // B²: the number of pair p's active units
-	tv       []float64 // pairsForward's scratch
-	avx2     bool      // the pair layers run through the AVX2 kernels
+	ax, ay   []float64  // B×Hidden1: W1x·x_j, and W1y·y_j + b1
+	h1       []float64  // B²×Hidden1: relu(ax_j + ay_j')
+	h2       []float64  // B²×Hidden2: relu(W2·h1 + b2), then its gradient
+	t, gt    []float64  // B²: T and ∂Î/∂T
+	dax, day []float64  // B×Hidden1
+	gSmall   []float64  // ∂Î/∂θ without W1x (from W1y on)
+	w2t      []float64  // Hidden1×Hidden2: W2 transposed
+	w2p, w2q []float64  // the assembly's W2ᵀ and W2 in panels (packPanels)
+	gw2t     []float64  // Hidden1×Hidden2: ∂Î/∂W2 transposed
+	dz1      []float64  // B²×Hidden1: ∂Î/∂z1
+	act      []int32    // B²×Hidden1: pair p's active units (h1 > 0) from act[p·Hidden1]
+	nAct     []int32    // B²: the number of pair p's active units
+	tv       []float64  // pairsForward's scratch
+	kern     pairKernel // the form of the pair layers
 }
 
 func newSmileWork(c critic, b int) *smileWork {
@@ -80,10 +81,11 @@ func newSmileWork(c critic, b int) *smileWork {
 		dax: make([]float64, b*Hidden1), day: make([]float64, b*Hidden1),
 		gSmall: make([]float64, c.size()-c.offW1y()),
 		w2t:    make([]float64, Hidden1*Hidden2), gw2t: make([]float64, Hidden1*Hidden2),
+		w2p: make([]float64, Hidden1*Hidden2), w2q: make([]float64, Hidden1*Hidden2),
 		dz1: make([]float64, bb*Hidden1),
 		act: make([]int32, bb*Hidden1), nAct: make([]int32, bb),
 		tv:   make([]float64, 4*pairGroup),
-		avx2: pairKernelAVX2 && Hidden2%pairWidth == 0 && Hidden1%8 == 0,
+		kern: pairKernelFor(Hidden1, Hidden2),
 	}
 }
 
@@ -153,7 +155,7 @@ func (c critic) smile(theta []float64, a *Matrix, cols []int, y []float64, tau f
 	// layer reads only theirs.
 	// The AVX2 kernels run over np ≥ B² pairs, the last np − B² zero.
 	np := bb
-	if ws.avx2 {
+	if ws.kern != pairGo {
 		np = padPairs(bb)
 	}
 	h1 := ws.h1[:np*Hidden1]
@@ -187,6 +189,12 @@ func (c critic) smile(theta []float64, a *Matrix, cols []int, y []float64, tau f
 			w2t[u*Hidden2+o] = w2[o*Hidden1+u]
 		}
 	}
+	w2f, w2b := w2t, w2t // W2ᵀ for the forward kernel, W2 for the backward
+	if ws.kern != pairGo {
+		packPanels(ws.w2p, w2t, Hidden1, Hidden2, ws.kern.panel())
+		packPanels(ws.w2q, w2, Hidden2, Hidden1, ws.kern.panel())
+		w2f, w2b = ws.w2p, ws.w2q
+	}
 	h2 := ws.h2[:np*Hidden2]
 	t := ws.t[:np]
 	for p := range t {
@@ -194,7 +202,7 @@ func (c critic) smile(theta []float64, a *Matrix, cols []int, y []float64, tau f
 	}
 	for p := 0; p < np; p += pairGroup {
 		e := min(p+pairGroup, np)
-		pairsForward(ws.avx2, w2t, h1[p*Hidden1:e*Hidden1], act[p*Hidden1:e*Hidden1], nAct[p:e], b2, w3, h2[p*Hidden2:e*Hidden2], t[p:e], ws.tv)
+		pairsForward(ws.kern, w2f, h1[p*Hidden1:e*Hidden1], act[p*Hidden1:e*Hidden1], nAct[p:e], b2, w3, h2[p*Hidden2:e*Hidden2], t[p:e], ws.tv)
 	}
 	t = t[:bb]
 
@@ -260,7 +268,7 @@ func (c critic) smile(theta []float64, a *Matrix, cols []int, y []float64, tau f
 	gt = ws.gt[:np]
 	for p := 0; p < np; p += pairGroup {
 		e := min(p+pairGroup, np)
-		pairsBackward(ws.avx2, w2, w2t, gw2t, h1[p*Hidden1:e*Hidden1], act[p*Hidden1:e*Hidden1], nAct[p:e], h2[p*Hidden2:e*Hidden2], gt[p:e], w3, gw3, gb2, dz1[p*Hidden1:e*Hidden1])
+		pairsBackward(ws.kern, w2b, w2t, gw2t, h1[p*Hidden1:e*Hidden1], act[p*Hidden1:e*Hidden1], nAct[p:e], h2[p*Hidden2:e*Hidden2], gt[p:e], w3, gw3, gb2, dz1[p*Hidden1:e*Hidden1])
 	}
 	for o := range Hidden2 {
 		for u := range Hidden1 {

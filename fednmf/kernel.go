@@ -74,16 +74,53 @@ func pairsBackwardGo(w2t, gw2t, h1 []float64, act, nAct []int32, h2, gt, w3, gw3
 // number of pairs a multiple of pairQuad (the critic pads its pairs with
 // zeros), the units a multiple of 8 and the width of the second layer a
 // multiple of pairWidth.
+// Where AVX-512VL is present as well, the same products run with four by
+// sixteen in registers (sixteen accumulators, in the registers only
+// AVX-512 reaches), which keeps more multiply-adds in flight; they need
+// the units a multiple of 16.
 const (
 	pairQuad  = 4
 	pairWidth = 16
 )
 
-// pairsForward is pairsForwardGo, through the AVX2 kernel when avx2 is
-// set; tv is its scratch, at least 4·np long. It checks the shapes the
-// assembly relies on.
-func pairsForward(avx2 bool, w2t, h1 []float64, act, nAct []int32, b2, w3, h2, t, tv []float64) {
-	if !avx2 {
+// pairKernel is a form of the pair layers.
+type pairKernel int8
+
+const (
+	pairGo     pairKernel = iota // plain Go, over the active units
+	pairAVX2                     // AVX2+FMA, four by eight in registers
+	pairAVX512                   // AVX-512VL, four by sixteen in registers
+)
+
+// panel returns the width of the panels kern's assembly reads W2 in: the
+// outputs (or units) it keeps in registers for each pair.
+func (k pairKernel) panel() int {
+	if k == pairAVX512 {
+		return 16
+	}
+	return 8
+}
+
+// pairKernelFor returns the fastest form of the pair layers the CPU runs
+// for units units and a second layer of width m.
+func pairKernelFor(units, m int) pairKernel {
+	switch {
+	case m%pairWidth != 0:
+		return pairGo
+	case pairKernelAVX512 && units%16 == 0:
+		return pairAVX512
+	case pairKernelAVX2 && units%8 == 0:
+		return pairAVX2
+	}
+	return pairGo
+}
+
+// pairsForward is pairsForwardGo, through the kernel kern; the assembly
+// takes w2t in panels (packPanels(·, w2t, units, m, kern.panel())) and tv
+// as its scratch, at least 4·np long. It checks the shapes the assembly
+// relies on.
+func pairsForward(kern pairKernel, w2t, h1 []float64, act, nAct []int32, b2, w3, h2, t, tv []float64) {
+	if kern == pairGo {
 		pairsForwardGo(w2t, h1, act, nAct, b2, w3, h2, t)
 		return
 	}
@@ -97,18 +134,23 @@ func pairsForward(avx2 bool, w2t, h1 []float64, act, nAct []int32, b2, w3, h2, t
 	}
 	tv = tv[:4*np]
 	clear(tv)
-	pairsForwardDenseAVX2(&w2t[0], &h1[0], np, units, m, &b2[0], &w3[0], &h2[0], &tv[0])
+	if kern == pairAVX512 {
+		pairsForwardDenseAVX512(&w2t[0], &h1[0], np, units, m, &b2[0], &w3[0], &h2[0], &tv[0])
+	} else {
+		pairsForwardDenseAVX2(&w2t[0], &h1[0], np, units, m, &b2[0], &w3[0], &h2[0], &tv[0])
+	}
 	for q := range t {
 		v := tv[4*q : 4*q+4]
 		t[q] += (v[0] + v[1]) + (v[2] + v[3])
 	}
 }
 
-// pairsBackward is pairsBackwardGo, through the AVX2 kernels when avx2 is
-// set, which also need W2 itself in w2 (m rows of units) and set dz1
-// rather than add to it.
-func pairsBackward(avx2 bool, w2, w2t, gw2t, h1 []float64, act, nAct []int32, h2, gt, w3, gw3, gb2, dz1 []float64) {
-	if !avx2 {
+// pairsBackward is pairsBackwardGo, through the kernel kern; the
+// assembly reads W2 itself in w2 (m rows of units) in panels
+// (packPanels(·, w2, m, units, kern.panel())) instead of w2t, and sets
+// dz1 rather than add to it.
+func pairsBackward(kern pairKernel, w2, w2t, gw2t, h1 []float64, act, nAct []int32, h2, gt, w3, gw3, gb2, dz1 []float64) {
+	if kern == pairGo {
 		pairsBackwardGo(w2t, gw2t, h1, act, nAct, h2, gt, w3, gw3, gb2, dz1)
 		return
 	}
@@ -121,6 +163,14 @@ func pairsBackward(avx2 bool, w2, w2t, gw2t, h1 []float64, act, nAct []int32, h2
 		panic("fednmf: pairsBackward: gradients of the wrong shape")
 	}
 	pairsGradZ2AVX2(np, m, &h2[0], &gt[0], &w3[0], &gw3[0], &gb2[0])
+	if kern == pairAVX512 {
+		if units%16 != 0 {
+			panic("fednmf: pairsBackward: units not a multiple of 16")
+		}
+		pairsGradZ1DenseAVX512(&w2[0], &h2[0], &h1[0], np, units, m, &dz1[0])
+		pairsGradW2DenseAVX512(&gw2t[0], &h1[0], &h2[0], np, units, m)
+		return
+	}
 	pairsGradZ1DenseAVX2(&w2[0], &h2[0], &h1[0], np, units, m, &dz1[0])
 	pairsGradW2DenseAVX2(&gw2t[0], &h1[0], &h2[0], np, units, m)
 }
@@ -143,4 +193,16 @@ func checkPairs(np int, w2t, h1 []float64, m int, lens ...int) int {
 		}
 	}
 	return units
+}
+
+// packPanels copies a (rows×m, row-major, m a multiple of width) into
+// dst as m/width panels of rows×width, each row-major: a[r][o] goes to
+// dst[(o/width)·rows·width + r·width + o%width]. The kernels then read a
+// block of columns row after row from contiguous memory.
+func packPanels(dst, a []float64, rows, m, width int) {
+	for r := range rows {
+		for o := range m {
+			dst[(o/width)*rows*width+r*width+o%width] = a[r*m+o]
+		}
+	}
 }

@@ -8,6 +8,10 @@ import "golang.org/x/sys/cpu"
 // run: they need AVX2 and FMA.
 var pairKernelAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
+// pairKernelAVX512 reports whether the wider pair kernels may run: they
+// also need AVX-512F and VL (for sixteen more vector registers).
+var pairKernelAVX512 = pairKernelAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
+
 // pairsForwardDenseAVX2 is pairsForwardGo on np pairs (a multiple of 4)
 // of units units and a width m (a multiple of 8), but for t: it adds each
 // pair's w3·h2 to its four lanes of tv (np rows of 4) instead.
@@ -35,3 +39,20 @@ func pairsGradZ1DenseAVX2(w2, dz2, h1 *float64, np, units, m int, dz1 *float64)
 //
 //go:noescape
 func pairsGradW2DenseAVX2(gw2t, h1, dz2 *float64, np, units, m int)
+
+// pairsForwardDenseAVX512 is pairsForwardDenseAVX2 with m a multiple of
+// 16.
+//
+//go:noescape
+func pairsForwardDenseAVX512(w2t, h1 *float64, np, units, m int, b2, w3, h2, tv *float64)
+
+// pairsGradZ1DenseAVX512 is pairsGradZ1DenseAVX2 with units a multiple of
+// 16.
+//
+//go:noescape
+func pairsGradZ1DenseAVX512(w2, dz2, h1 *float64, np, units, m int, dz1 *float64)
+
+// pairsGradW2DenseAVX512 is pairsGradW2DenseAVX2 with m a multiple of 16.
+//
+//go:noescape
+func pairsGradW2DenseAVX512(gw2t, h1, dz2 *float64, np, units, m int)

@@ -78,23 +78,48 @@ func TestPairKernels(t *testing.T) {
 		{name: "all zeros", np: 4, units: Hidden1, m: Hidden2, zeros: 1},
 		{name: "four pairs, 8 units, width 16", np: 4, units: 8, m: 16, zeros: 0.5},
 		{name: "12 pairs, 24 units, width 48", np: 12, units: 24, m: 48, zeros: 0.3},
+		{name: "8 pairs, 16 units, width 32", np: 8, units: 16, m: 32, zeros: 0.4},
 	}
-	for _, tt := range tests {
+	kernels := []pairKernel{pairAVX2}
+	if pairKernelAVX512 {
+		kernels = append(kernels, pairAVX512)
+	}
+	for _, kern := range kernels {
+		for _, tt := range tests {
+			if kern == pairAVX512 && tt.units%16 != 0 {
+				continue
+			}
+			testPairKernel(t, kern, tt.name, tt.np, tt.units, tt.m, tt.zeros)
+		}
+	}
+}
+
+// testPairKernel checks the kernel kern against the plain-Go pair layers
+// on groups of np pairs with the given share of zeros in h1.
+func testPairKernel(t *testing.T, kern pairKernel, name string, np, units, m int, zeros float64) {
+	t.Helper()
+	name = [...]string{pairGo: "go", pairAVX2: "avx2", pairAVX512: "avx512"}[kern] + ", " + name
+	tt := struct {
+		np    int
+		zeros float64
+	}{np, zeros}
+	{
 		for seed := range uint64(10) {
-			kg := newKernelGroup(tt.np, tt.units, tt.m, tt.zeros, seed)
+			kg := newKernelGroup(np, units, m, zeros, seed)
 			var active int
 			for _, n := range kg.nAct {
 				active += int(n)
 			}
-			if tt.zeros == 1 && active != 0 || tt.zeros == 0 && active != tt.np*tt.units {
-				t.Fatalf("%s: %d active units of %d: the case tests nothing", tt.name, active, tt.np*tt.units)
+			if zeros == 1 && active != 0 || zeros == 0 && active != np*units {
+				t.Fatalf("%s: %d active units of %d: the case tests nothing", name, active, np*units)
 			}
-			m, units := tt.m, tt.units
 			// Forward.
 			want, wantT := make([]float64, tt.np*m), slices.Clone(kg.t)
 			pairsForwardGo(kg.w2t, kg.h1, kg.act, kg.nAct, kg.b2, kg.w3, want, wantT)
 			got, gotT := make([]float64, tt.np*m), slices.Clone(kg.t)
-			pairsForward(true, kg.w2t, kg.h1, kg.act, kg.nAct, kg.b2, kg.w3, got, gotT, make([]float64, 4*tt.np))
+			w2p := make([]float64, len(kg.w2t))
+			packPanels(w2p, kg.w2t, units, m, kern.panel())
+			pairsForward(kern, w2p, kg.h1, kg.act, kg.nAct, kg.b2, kg.w3, got, gotT, make([]float64, 4*tt.np))
 			for q := range tt.np {
 				n := int(kg.nAct[q]) + 2
 				tolT := 2 * gamma(m+2) * math.Abs(kg.t[q])
@@ -105,12 +130,12 @@ func TestPairKernels(t *testing.T) {
 					}
 					tol := 2 * gamma(n) * abs
 					if i := q*m + o; math.Abs(got[i]-want[i]) > tol {
-						t.Errorf("%s, seed %d: h2[%d][%d] = %.17g; want %.17g (±%.3g)", tt.name, seed, q, o, got[i], want[i], tol)
+						t.Errorf("%s, seed %d: h2[%d][%d] = %.17g; want %.17g (±%.3g)", name, seed, q, o, got[i], want[i], tol)
 					}
 					tolT += math.Abs(kg.w3[o])*tol + 2*gamma(m+2)*math.Abs(kg.w3[o]*want[q*m+o])
 				}
 				if math.Abs(gotT[q]-wantT[q]) > tolT {
-					t.Errorf("%s, seed %d: T[%d] = %.17g; want %.17g (±%.3g)", tt.name, seed, q, gotT[q], wantT[q], tolT)
+					t.Errorf("%s, seed %d: T[%d] = %.17g; want %.17g (±%.3g)", name, seed, q, gotT[q], wantT[q], tolT)
 				}
 			}
 			// Backward from the same h2 (the reference's), into gradients
@@ -125,21 +150,23 @@ func TestPairKernels(t *testing.T) {
 					w2[o*units+u] = kg.w2t[u*m+o]
 				}
 			}
-			pairsBackward(true, w2, kg.w2t, gw2t, kg.h1, kg.act, kg.nAct, gotH2, kg.gt, kg.w3, gw3, gb2, d1)
+			w2q := make([]float64, len(w2))
+			packPanels(w2q, w2, m, units, kern.panel())
+			pairsBackward(kern, w2q, kg.w2t, gw2t, kg.h1, kg.act, kg.nAct, gotH2, kg.gt, kg.w3, gw3, gb2, d1)
 			for o := range m {
 				absGw3, absGb2 := math.Abs(kg.gw3[o]), math.Abs(kg.gb2[o])
 				for q := range tt.np {
 					absGw3 += math.Abs(kg.gt[q] * h2[q*m+o])
 					absGb2 += math.Abs(wantH2[q*m+o])
 					if i := q*m + o; gotH2[i] != wantH2[i] {
-						t.Errorf("%s, seed %d: dz2[%d][%d] = %.17g; want %.17g", tt.name, seed, q, o, gotH2[i], wantH2[i])
+						t.Errorf("%s, seed %d: dz2[%d][%d] = %.17g; want %.17g", name, seed, q, o, gotH2[i], wantH2[i])
 					}
 				}
 				if tol := 2 * gamma(tt.np+1) * absGw3; math.Abs(gw3[o]-wantGw3[o]) > tol {
-					t.Errorf("%s, seed %d: gw3[%d] = %.17g; want %.17g (±%.3g)", tt.name, seed, o, gw3[o], wantGw3[o], tol)
+					t.Errorf("%s, seed %d: gw3[%d] = %.17g; want %.17g (±%.3g)", name, seed, o, gw3[o], wantGw3[o], tol)
 				}
 				if tol := 2 * gamma(tt.np+1) * absGb2; math.Abs(gb2[o]-wantGb2[o]) > tol {
-					t.Errorf("%s, seed %d: gb2[%d] = %.17g; want %.17g (±%.3g)", tt.name, seed, o, gb2[o], wantGb2[o], tol)
+					t.Errorf("%s, seed %d: gb2[%d] = %.17g; want %.17g (±%.3g)", name, seed, o, gb2[o], wantGb2[o], tol)
 				}
 				for u := range units {
 					abs := math.Abs(kg.gw2t[u*m+o])
@@ -148,7 +175,7 @@ func TestPairKernels(t *testing.T) {
 					}
 					i := u*m + o
 					if tol := 2 * gamma(tt.np+1) * abs; math.Abs(gw2t[i]-wantGw2t[i]) > tol {
-						t.Errorf("%s, seed %d: gw2t[%d][%d] = %.17g; want %.17g (±%.3g)", tt.name, seed, u, o, gw2t[i], wantGw2t[i], tol)
+						t.Errorf("%s, seed %d: gw2t[%d][%d] = %.17g; want %.17g (±%.3g)", name, seed, u, o, gw2t[i], wantGw2t[i], tol)
 					}
 				}
 			}
@@ -157,7 +184,7 @@ func TestPairKernels(t *testing.T) {
 					i := q*units + u
 					if kg.h1[i] == 0 {
 						if d1[i] != 0 {
-							t.Errorf("%s, seed %d: dz1[%d][%d] = %g at an inactive unit; want 0", tt.name, seed, q, u, d1[i])
+							t.Errorf("%s, seed %d: dz1[%d][%d] = %g at an inactive unit; want 0", name, seed, q, u, d1[i])
 						}
 						continue
 					}
@@ -166,7 +193,7 @@ func TestPairKernels(t *testing.T) {
 						abs += math.Abs(wantH2[q*m+o] * kg.w2t[u*m+o])
 					}
 					if tol := 2 * gamma(m+1) * abs; math.Abs(d1[i]-wantD1[i]) > tol {
-						t.Errorf("%s, seed %d: dz1[%d][%d] = %.17g; want %.17g (±%.3g)", tt.name, seed, q, u, d1[i], wantD1[i], tol)
+						t.Errorf("%s, seed %d: dz1[%d][%d] = %.17g; want %.17g (±%.3g)", name, seed, q, u, d1[i], wantD1[i], tol)
 					}
 				}
 			}
@@ -178,7 +205,11 @@ func TestPairKernels(t *testing.T) {
 // kernels where they may run, so that the other tests of the critic
 // (TestSmileGradient among them) exercise them.
 func TestSmileUsesKernel(t *testing.T) {
-	if got, want := newSmileWork(critic{3, 2}, 4).avx2, pairKernelAVX2; got != want {
-		t.Errorf("newSmileWork(...).avx2 = %v; want %v (the CPU's AVX2 and FMA)", got, want)
+	want := pairAVX2
+	if pairKernelAVX512 {
+		want = pairAVX512
+	}
+	if got := newSmileWork(critic{3, 2}, 4).kern; got != want {
+		t.Errorf("newSmileWork(...).kern = %d; want %d (the CPU's AVX2, FMA and AVX-512VL)", got, want)
 	}
 }
