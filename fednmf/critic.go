@@ -151,9 +151,9 @@ func (c critic) smile(theta []float64, a *Matrix, cols []int, y []float64, tau f
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, general(b, c.k, y), general(c.k, Hidden1, w1y), 1, general(b, Hidden1, ay))
 
 	// Pairs: p = j·B + j' pairs document j with topic vector j'. The
-	// units relu leaves active (about half) are listed in act: the second
-	// layer reads only theirs.
-	// The AVX2 kernels run over np ≥ B² pairs, the last np − B² zero.
+	// units relu leaves active (about half) are listed in act: the plain-Go
+	// second layer reads only theirs. The assembly runs over np ≥ B² pairs,
+	// the last np − B² zero.
 	np := bb
 	if ws.kern != pairGo {
 		np = padPairs(bb)
@@ -168,6 +168,13 @@ func (c critic) smile(theta []float64, a *Matrix, cols []int, y []float64, tau f
 			p := j*b + jj
 			ya := ay[jj*Hidden1 : (jj+1)*Hidden1]
 			dst := h1[p*Hidden1 : (p+1)*Hidden1]
+			if ws.kern != pairGo {
+				// The assembly runs over every unit: no lists.
+				for u := range dst {
+					dst[u] = max(xa[u]+ya[u], 0)
+				}
+				continue
+			}
 			list := act[p*Hidden1 : (p+1)*Hidden1]
 			n := 0
 			for u := range dst {

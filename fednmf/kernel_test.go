@@ -99,102 +99,96 @@ func TestPairKernels(t *testing.T) {
 func testPairKernel(t *testing.T, kern pairKernel, name string, np, units, m int, zeros float64) {
 	t.Helper()
 	name = [...]string{pairGo: "go", pairAVX2: "avx2", pairAVX512: "avx512"}[kern] + ", " + name
-	tt := struct {
-		np    int
-		zeros float64
-	}{np, zeros}
-	{
-		for seed := range uint64(10) {
-			kg := newKernelGroup(np, units, m, zeros, seed)
-			var active int
-			for _, n := range kg.nAct {
-				active += int(n)
-			}
-			if zeros == 1 && active != 0 || zeros == 0 && active != np*units {
-				t.Fatalf("%s: %d active units of %d: the case tests nothing", name, active, np*units)
-			}
-			// Forward.
-			want, wantT := make([]float64, tt.np*m), slices.Clone(kg.t)
-			pairsForwardGo(kg.w2t, kg.h1, kg.act, kg.nAct, kg.b2, kg.w3, want, wantT)
-			got, gotT := make([]float64, tt.np*m), slices.Clone(kg.t)
-			w2p := make([]float64, len(kg.w2t))
-			packPanels(w2p, kg.w2t, units, m, kern.panel())
-			pairsForward(kern, w2p, kg.h1, kg.act, kg.nAct, kg.b2, kg.w3, got, gotT, make([]float64, 4*tt.np))
-			for q := range tt.np {
-				n := int(kg.nAct[q]) + 2
-				tolT := 2 * gamma(m+2) * math.Abs(kg.t[q])
-				for o := range m {
-					abs := math.Abs(kg.b2[o])
-					for _, u := range kg.act[q*units : q*units+int(kg.nAct[q])] {
-						abs += math.Abs(kg.h1[q*units+int(u)] * kg.w2t[int(u)*m+o])
-					}
-					tol := 2 * gamma(n) * abs
-					if i := q*m + o; math.Abs(got[i]-want[i]) > tol {
-						t.Errorf("%s, seed %d: h2[%d][%d] = %.17g; want %.17g (±%.3g)", name, seed, q, o, got[i], want[i], tol)
-					}
-					tolT += math.Abs(kg.w3[o])*tol + 2*gamma(m+2)*math.Abs(kg.w3[o]*want[q*m+o])
-				}
-				if math.Abs(gotT[q]-wantT[q]) > tolT {
-					t.Errorf("%s, seed %d: T[%d] = %.17g; want %.17g (±%.3g)", name, seed, q, gotT[q], wantT[q], tolT)
-				}
-			}
-			// Backward from the same h2 (the reference's), into gradients
-			// that already hold something.
-			h2 := slices.Clone(want)
-			wantH2, wantGw2t, wantGw3, wantGb2, wantD1 := slices.Clone(h2), slices.Clone(kg.gw2t), slices.Clone(kg.gw3), slices.Clone(kg.gb2), slices.Clone(kg.d1)
-			pairsBackwardGo(kg.w2t, wantGw2t, kg.h1, kg.act, kg.nAct, wantH2, kg.gt, kg.w3, wantGw3, wantGb2, wantD1)
-			gotH2, gw2t, gw3, gb2, d1 := slices.Clone(h2), slices.Clone(kg.gw2t), slices.Clone(kg.gw3), slices.Clone(kg.gb2), slices.Clone(kg.d1)
-			w2 := make([]float64, len(kg.w2t))
-			for u := range units {
-				for o := range m {
-					w2[o*units+u] = kg.w2t[u*m+o]
-				}
-			}
-			w2q := make([]float64, len(w2))
-			packPanels(w2q, w2, m, units, kern.panel())
-			pairsBackward(kern, w2q, kg.w2t, gw2t, kg.h1, kg.act, kg.nAct, gotH2, kg.gt, kg.w3, gw3, gb2, d1)
+	for seed := range uint64(10) {
+		kg := newKernelGroup(np, units, m, zeros, seed)
+		var active int
+		for _, n := range kg.nAct {
+			active += int(n)
+		}
+		if zeros == 1 && active != 0 || zeros == 0 && active != np*units {
+			t.Fatalf("%s: %d active units of %d: the case tests nothing", name, active, np*units)
+		}
+		// Forward.
+		want, wantT := make([]float64, np*m), slices.Clone(kg.t)
+		pairsForwardGo(kg.w2t, kg.h1, kg.act, kg.nAct, kg.b2, kg.w3, want, wantT)
+		got, gotT := make([]float64, np*m), slices.Clone(kg.t)
+		w2p := make([]float64, len(kg.w2t))
+		packPanels(w2p, kg.w2t, units, m, kern.panel())
+		pairsForward(kern, w2p, kg.h1, kg.act, kg.nAct, kg.b2, kg.w3, got, gotT, make([]float64, 4*np))
+		for q := range np {
+			n := int(kg.nAct[q]) + 2
+			tolT := 2 * gamma(m+2) * math.Abs(kg.t[q])
 			for o := range m {
-				absGw3, absGb2 := math.Abs(kg.gw3[o]), math.Abs(kg.gb2[o])
-				for q := range tt.np {
-					absGw3 += math.Abs(kg.gt[q] * h2[q*m+o])
-					absGb2 += math.Abs(wantH2[q*m+o])
-					if i := q*m + o; gotH2[i] != wantH2[i] {
-						t.Errorf("%s, seed %d: dz2[%d][%d] = %.17g; want %.17g", name, seed, q, o, gotH2[i], wantH2[i])
-					}
+				abs := math.Abs(kg.b2[o])
+				for _, u := range kg.act[q*units : q*units+int(kg.nAct[q])] {
+					abs += math.Abs(kg.h1[q*units+int(u)] * kg.w2t[int(u)*m+o])
 				}
-				if tol := 2 * gamma(tt.np+1) * absGw3; math.Abs(gw3[o]-wantGw3[o]) > tol {
-					t.Errorf("%s, seed %d: gw3[%d] = %.17g; want %.17g (±%.3g)", name, seed, o, gw3[o], wantGw3[o], tol)
+				tol := 2 * gamma(n) * abs
+				if i := q*m + o; math.Abs(got[i]-want[i]) > tol {
+					t.Errorf("%s, seed %d: h2[%d][%d] = %.17g; want %.17g (±%.3g)", name, seed, q, o, got[i], want[i], tol)
 				}
-				if tol := 2 * gamma(tt.np+1) * absGb2; math.Abs(gb2[o]-wantGb2[o]) > tol {
-					t.Errorf("%s, seed %d: gb2[%d] = %.17g; want %.17g (±%.3g)", name, seed, o, gb2[o], wantGb2[o], tol)
-				}
-				for u := range units {
-					abs := math.Abs(kg.gw2t[u*m+o])
-					for q := range tt.np {
-						abs += math.Abs(kg.h1[q*units+u] * wantH2[q*m+o])
-					}
-					i := u*m + o
-					if tol := 2 * gamma(tt.np+1) * abs; math.Abs(gw2t[i]-wantGw2t[i]) > tol {
-						t.Errorf("%s, seed %d: gw2t[%d][%d] = %.17g; want %.17g (±%.3g)", name, seed, u, o, gw2t[i], wantGw2t[i], tol)
-					}
+				tolT += math.Abs(kg.w3[o])*tol + 2*gamma(m+2)*math.Abs(kg.w3[o]*want[q*m+o])
+			}
+			if math.Abs(gotT[q]-wantT[q]) > tolT {
+				t.Errorf("%s, seed %d: T[%d] = %.17g; want %.17g (±%.3g)", name, seed, q, gotT[q], wantT[q], tolT)
+			}
+		}
+		// Backward from the same h2 (the reference's), into gradients
+		// that already hold something.
+		h2 := slices.Clone(want)
+		wantH2, wantGw2t, wantGw3, wantGb2, wantD1 := slices.Clone(h2), slices.Clone(kg.gw2t), slices.Clone(kg.gw3), slices.Clone(kg.gb2), slices.Clone(kg.d1)
+		pairsBackwardGo(kg.w2t, wantGw2t, kg.h1, kg.act, kg.nAct, wantH2, kg.gt, kg.w3, wantGw3, wantGb2, wantD1)
+		gotH2, gw2t, gw3, gb2, d1 := slices.Clone(h2), slices.Clone(kg.gw2t), slices.Clone(kg.gw3), slices.Clone(kg.gb2), slices.Clone(kg.d1)
+		w2 := make([]float64, len(kg.w2t))
+		for u := range units {
+			for o := range m {
+				w2[o*units+u] = kg.w2t[u*m+o]
+			}
+		}
+		w2q := make([]float64, len(w2))
+		packPanels(w2q, w2, m, units, kern.panel())
+		pairsBackward(kern, w2q, kg.w2t, gw2t, kg.h1, kg.act, kg.nAct, gotH2, kg.gt, kg.w3, gw3, gb2, d1)
+		for o := range m {
+			absGw3, absGb2 := math.Abs(kg.gw3[o]), math.Abs(kg.gb2[o])
+			for q := range np {
+				absGw3 += math.Abs(kg.gt[q] * h2[q*m+o])
+				absGb2 += math.Abs(wantH2[q*m+o])
+				if i := q*m + o; gotH2[i] != wantH2[i] {
+					t.Errorf("%s, seed %d: dz2[%d][%d] = %.17g; want %.17g", name, seed, q, o, gotH2[i], wantH2[i])
 				}
 			}
-			for q := range tt.np {
-				for u := range units {
-					i := q*units + u
-					if kg.h1[i] == 0 {
-						if d1[i] != 0 {
-							t.Errorf("%s, seed %d: dz1[%d][%d] = %g at an inactive unit; want 0", name, seed, q, u, d1[i])
-						}
-						continue
+			if tol := 2 * gamma(np+1) * absGw3; math.Abs(gw3[o]-wantGw3[o]) > tol {
+				t.Errorf("%s, seed %d: gw3[%d] = %.17g; want %.17g (±%.3g)", name, seed, o, gw3[o], wantGw3[o], tol)
+			}
+			if tol := 2 * gamma(np+1) * absGb2; math.Abs(gb2[o]-wantGb2[o]) > tol {
+				t.Errorf("%s, seed %d: gb2[%d] = %.17g; want %.17g (±%.3g)", name, seed, o, gb2[o], wantGb2[o], tol)
+			}
+			for u := range units {
+				abs := math.Abs(kg.gw2t[u*m+o])
+				for q := range np {
+					abs += math.Abs(kg.h1[q*units+u] * wantH2[q*m+o])
+				}
+				i := u*m + o
+				if tol := 2 * gamma(np+1) * abs; math.Abs(gw2t[i]-wantGw2t[i]) > tol {
+					t.Errorf("%s, seed %d: gw2t[%d][%d] = %.17g; want %.17g (±%.3g)", name, seed, u, o, gw2t[i], wantGw2t[i], tol)
+				}
+			}
+		}
+		for q := range np {
+			for u := range units {
+				i := q*units + u
+				if kg.h1[i] == 0 {
+					if d1[i] != 0 {
+						t.Errorf("%s, seed %d: dz1[%d][%d] = %g at an inactive unit; want 0", name, seed, q, u, d1[i])
 					}
-					var abs float64
-					for o := range m {
-						abs += math.Abs(wantH2[q*m+o] * kg.w2t[u*m+o])
-					}
-					if tol := 2 * gamma(m+1) * abs; math.Abs(d1[i]-wantD1[i]) > tol {
-						t.Errorf("%s, seed %d: dz1[%d][%d] = %.17g; want %.17g (±%.3g)", name, seed, q, u, d1[i], wantD1[i], tol)
-					}
+					continue
+				}
+				var abs float64
+				for o := range m {
+					abs += math.Abs(wantH2[q*m+o] * kg.w2t[u*m+o])
+				}
+				if tol := 2 * gamma(m+1) * abs; math.Abs(d1[i]-wantD1[i]) > tol {
+					t.Errorf("%s, seed %d: dz1[%d][%d] = %.17g; want %.17g (±%.3g)", name, seed, q, u, d1[i], wantD1[i], tol)
 				}
 			}
 		}
