@@ -546,27 +546,49 @@ efdone:
 
 // func pairsGradZ1DenseAVX512(w2, dz2, h1 *float64, np, units, m int, dz1 *float64)
 //
-// pairsGradZ1DenseAVX2 on blocks of 16 units (units a multiple of 16):
-// pair r's accumulators are Y(4r)–Y(4r+3), w2's row Y16–Y19, a broadcast
-// Y20. The accumulators are stored to dz1 and then masked there where
-// h1 ≤ 0, with Y0–Y2 (the compare needs registers below 16).
-TEXT ·pairsGradZ1DenseAVX512(SB), NOSPLIT, $0-56
+// pairsGradZ1DenseAVX2 on blocks of 16 units (units a multiple of 16), in
+// chunks of 128 outputs o so that the chunk of W2's panel (16 KB) stays in
+// the first-level cache over the pairs: pair r's accumulators are
+// Y(4r)–Y(4r+3), starting at zero for the first chunk and at the sum so
+// far (stored in dz1) for the others; w2's row Y16–Y19, a broadcast Y20.
+// After the last chunk the sums in dz1 are masked where h1 ≤ 0, with Y0
+// and Y1 (the compare needs registers below 16). Each entry is the same
+// chain of fused multiply-adds over o in order as without chunks.
+//
+// Registers: DX a row of dz2 in bytes, R10 three; R8 a row of h1 and dz1,
+// R9 three; BX the block's byte offset; R12 the block's panel at the
+// chunk; SI the four pairs' rows of dz2 at the chunk, DI of h1, R11 of
+// dz1; CX, AX the inner loop's pointers; R13, R14 counts; kc the chunk's
+// byte offset in a row of dz2.
+TEXT ·pairsGradZ1DenseAVX512(SB), NOSPLIT, $8-56
 	MOVQ m+40(FP), DX
 	SHLQ $3, DX
 	LEAQ (DX)(DX*2), R10
 	MOVQ units+32(FP), R8
 	SHLQ $3, R8
 	LEAQ (R8)(R8*2), R9
+	MOVQ $0, kc-8(SP)
+
+ezchunk:
+	MOVQ kc-8(SP), AX
+	CMPQ AX, DX
+	JGE  ezdone
+	XORQ BX, BX
+	MOVQ AX, R12
+	SHLQ $4, R12
+	ADDQ w2+0(FP), R12
+
+ezblock:
 	MOVQ dz2+8(FP), SI
+	ADDQ kc-8(SP), SI
 	MOVQ h1+16(FP), DI
 	MOVQ dz1+48(FP), R11
 	MOVQ np+24(FP), R14
 
 ezquad:
-	XORQ BX, BX
-	MOVQ w2+0(FP), R12
-
-ezblock:
+	LEAQ (R11)(BX*1), CX
+	CMPQ kc-8(SP), $0
+	JNE  ezload
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
@@ -583,9 +605,37 @@ ezblock:
 	VXORPD Y13, Y13, Y13
 	VXORPD Y14, Y14, Y14
 	VXORPD Y15, Y15, Y15
+	JMP  ezstart
+
+ezload:
+	VMOVUPD 0(CX), Y0
+	VMOVUPD 32(CX), Y1
+	VMOVUPD 64(CX), Y2
+	VMOVUPD 96(CX), Y3
+	VMOVUPD 0(CX)(R8*1), Y4
+	VMOVUPD 32(CX)(R8*1), Y5
+	VMOVUPD 64(CX)(R8*1), Y6
+	VMOVUPD 96(CX)(R8*1), Y7
+	VMOVUPD 0(CX)(R8*2), Y8
+	VMOVUPD 32(CX)(R8*2), Y9
+	VMOVUPD 64(CX)(R8*2), Y10
+	VMOVUPD 96(CX)(R8*2), Y11
+	VMOVUPD 0(CX)(R9*1), Y12
+	VMOVUPD 32(CX)(R9*1), Y13
+	VMOVUPD 64(CX)(R9*1), Y14
+	VMOVUPD 96(CX)(R9*1), Y15
+
+ezstart:
+	MOVQ DX, R13
+	SUBQ kc-8(SP), R13
+	SHRQ $3, R13
+	CMPQ R13, $128
+	JLE  ezcount
+	MOVQ $128, R13
+
+ezcount:
 	MOVQ R12, CX
 	MOVQ SI, AX
-	MOVQ m+40(FP), R13
 
 ezout:
 	VMOVUPD 0(CX), Y16
@@ -617,7 +667,6 @@ ezout:
 	DECQ R13
 	JNZ  ezout
 
-	LEAQ (DI)(BX*1), AX
 	LEAQ (R11)(BX*1), CX
 	VMOVUPD Y0, 0(CX)
 	VMOVUPD Y1, 32(CX)
@@ -635,6 +684,11 @@ ezout:
 	VMOVUPD Y13, 32(CX)(R9*1)
 	VMOVUPD Y14, 64(CX)(R9*1)
 	VMOVUPD Y15, 96(CX)(R9*1)
+	MOVQ kc-8(SP), AX
+	ADDQ $1024, AX
+	CMPQ AX, DX
+	JLT  eznext
+	LEAQ (DI)(BX*1), AX
 	VXORPD Y0, Y0, Y0
 	VMOVUPD 0(AX), Y1
 	VCMPPD $0x0e, Y0, Y1, Y1
@@ -700,17 +754,23 @@ ezout:
 	VCMPPD $0x0e, Y0, Y1, Y1
 	VANDPD 96(CX)(R9*1), Y1, Y1
 	VMOVUPD Y1, 96(CX)(R9*1)
+
+eznext:
+	LEAQ (SI)(DX*4), SI
+	LEAQ (DI)(R8*4), DI
+	LEAQ (R11)(R8*4), R11
+	SUBQ $4, R14
+	JNZ  ezquad
 	ADDQ $128, BX
 	MOVQ DX, AX
 	SHLQ $4, AX
 	ADDQ AX, R12
 	CMPQ BX, R8
 	JLT  ezblock
-	LEAQ (SI)(DX*4), SI
-	LEAQ (DI)(R8*4), DI
-	LEAQ (R11)(R8*4), R11
-	SUBQ $4, R14
-	JNZ  ezquad
+	ADDQ $1024, kc-8(SP)
+	JMP  ezchunk
+
+ezdone:
 	VZEROUPPER
 	RET
 
