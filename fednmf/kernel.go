@@ -5,8 +5,8 @@ import "gonum.org/v1/gonum/floats"
 // The critic's pair layers over a group of pairs. Each has a plain-Go
 // form over the units of h₁ that relu left active (the reference, and the
 // fallback where AVX2 and FMA are missing or the purego build tag is set)
-// and, on amd64, an AVX2+FMA form in kernel_amd64.s that runs them as
-// register-blocked matrix products over every unit. The two sum in
+// and, on amd64, AVX2+FMA and AVX-512VL forms in kernel_amd64.s that run
+// them as register-blocked matrix products over every unit. The two sum in
 // different orders and the assembly fuses multiplies and adds, so their
 // results may differ in the last bits; each is deterministic, and a
 // process uses one of them throughout (pairKernelAVX2 is fixed).
@@ -73,7 +73,9 @@ func pairsBackwardGo(w2t, gw2t, h1 []float64, act, nAct []int32, h2, gt, w3, gw3
 // multiplied like the others and add exactly nothing. They need the
 // number of pairs a multiple of pairQuad (the critic pads its pairs with
 // zeros), the units a multiple of 8 and the width of the second layer a
-// multiple of pairWidth.
+// multiple of pairWidth. They read W2 (or W2ᵀ) in panels of the block's
+// columns (packPanels), so that a block's rows are contiguous.
+//
 // Where AVX-512VL is present as well, the same products run with four by
 // sixteen in registers (sixteen accumulators, in the registers only
 // AVX-512 reaches), which keeps more multiply-adds in flight; they need

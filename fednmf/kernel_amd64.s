@@ -77,16 +77,17 @@ zzdone:
 
 // func pairsForwardDenseAVX2(w2t, h1 *float64, np, units, m int, b2, w3, h2, tv *float64)
 //
-// For each block of 8 outputs, for each four pairs q..q+3 (np a multiple
-// of 4): the accumulators Y0–Y7 (pair r's in Y(2r), Y(2r+1)) start at b2's
-// block; for u = 0, …, units−1 in order, acc_r += h1_{q+r}[u]·w2t[u][block]
+// w2t is W2ᵀ in panels of 8 columns (units rows of 8 each). For each
+// block of 8 outputs, for each four pairs q..q+3 (np a multiple of 4): the
+// accumulators Y0–Y7 (pair r's in Y(2r), Y(2r+1)) start at b2's block;
+// for u = 0, …, units−1 in order, acc_r += h1_{q+r}[u]·w2t[u][block]
 // (fused; a unit relu left at zero adds exactly nothing); relu; store to
 // h2; tv_{q+r} (four lanes) += h2's block·w3's block, the second half fused.
 //
-// Registers: DX a row of w2t and h2 in bytes, R10 three; R8 a row of h1,
-// R9 three; BX the block's byte offset; SI, DI, R11 the four pairs' rows of
-// h1, h2 and tv; CX w2t's row u at the block, AX h1's column u; R13, R14
-// counts. Y8, Y9 w2t's row, Y10 a broadcast, Y11 zero, Y12–Y13 b2's block,
+// Registers: DX a row of h2 in bytes, R10 three; R8 a row of h1, R9
+// three; BX the block's byte offset; SI, DI, R11 the four pairs' rows of
+// h1, h2 and tv; R12 the block's panel, CX its row u, AX h1's column u;
+// R13, R14 counts. Y8, Y9 the panel's row, Y10 a broadcast, Y11 zero, Y12–Y13 b2's block,
 // Y14–Y15 w3's.
 TEXT ·pairsForwardDenseAVX2(SB), NOSPLIT, $0-72
 	MOVQ m+32(FP), DX
@@ -197,13 +198,14 @@ dfdone:
 // For each four pairs q..q+3 (np a multiple of 4), for each block of 8
 // units (units a multiple of 8): the accumulators Y0–Y7 (pair r's in
 // Y(2r), Y(2r+1)) start at zero; for o = 0, …, m−1 in order, acc_r +=
-// dz2_{q+r}[o]·w2[o][block] (fused; w2 is W2, m rows of units); then
+// dz2_{q+r}[o]·w2[o][block] (fused; w2 is W2, m rows of units, in panels
+// of 8 columns); then
 // dz1_{q+r}'s block = acc_r where h1_{q+r} > 0 and 0 elsewhere.
 //
 // Registers: DX a row of dz2 in bytes, R10 three; R8 a row of w2, h1 and
 // dz1, R9 three; BX the block's byte offset; SI the four pairs' rows of
-// dz2, DI of h1, R11 of dz1; CX w2's row o at the block, AX dz2's column
-// o; R13 the count. Y8, Y9 w2's row, Y10 a broadcast, Y11 zero.
+// dz2, DI of h1, R11 of dz1; R12 the block's panel, CX its row o, AX
+// dz2's column o; R13 the count. Y8, Y9 w2's row, Y10 a broadcast, Y11 zero.
 TEXT ·pairsGradZ1DenseAVX2(SB), NOSPLIT, $0-56
 	MOVQ m+40(FP), DX
 	SHLQ $3, DX
@@ -389,7 +391,8 @@ gddone:
 
 // func pairsForwardDenseAVX512(w2t, h1 *float64, np, units, m int, b2, w3, h2, tv *float64)
 //
-// pairsForwardDenseAVX2 on blocks of 16 outputs: pair r's accumulators
+// pairsForwardDenseAVX2 on blocks of 16 outputs (w2t in panels of 16
+// columns, R12 the block's): pair r's accumulators
 // are Y(4r)–Y(4r+3); w2t's row in Y16–Y19, a broadcast in Y20, zero in
 // Y21, b2's block in Y22–Y25 and w3's in Y26–Y29.
 TEXT ·pairsForwardDenseAVX512(SB), NOSPLIT, $0-72
