@@ -69,6 +69,7 @@ type smileWork struct {
 	act      []int32    // B²×Hidden1: pair p's active units (h1 > 0) from act[p·Hidden1]
 	nAct     []int32    // B²: the number of pair p's active units
 	tv       []float64  // pairsForward's scratch
+	ul       []int32    // pairsForward's scratch
 	kern     pairKernel // the form of the pair layers
 }
 
@@ -85,6 +86,7 @@ func newSmileWork(c critic, b int) *smileWork {
 		dz1: make([]float64, bb*Hidden1),
 		act: make([]int32, bb*Hidden1), nAct: make([]int32, bb),
 		tv:   make([]float64, 4*pairGroup),
+		ul:   make([]int32, pairGroup/pairQuad*(Hidden1+1)),
 		kern: pairKernelFor(Hidden1, Hidden2),
 	}
 }
@@ -209,7 +211,7 @@ func (c critic) smile(theta []float64, a *Matrix, cols []int, y []float64, tau f
 	}
 	for p := 0; p < np; p += pairGroup {
 		e := min(p+pairGroup, np)
-		pairsForward(ws.kern, w2f, h1[p*Hidden1:e*Hidden1], act[p*Hidden1:e*Hidden1], nAct[p:e], b2, w3, h2[p*Hidden2:e*Hidden2], t[p:e], ws.tv)
+		pairsForward(ws.kern, w2f, h1[p*Hidden1:e*Hidden1], act[p*Hidden1:e*Hidden1], nAct[p:e], b2, w3, h2[p*Hidden2:e*Hidden2], t[p:e], ws.tv, ws.ul)
 	}
 	t = t[:bb]
 

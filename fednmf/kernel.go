@@ -118,10 +118,10 @@ func pairKernelFor(units, m int) pairKernel {
 }
 
 // pairsForward is pairsForwardGo, through the kernel kern; the assembly
-// takes w2t in panels (packPanels(·, w2t, units, m, kern.panel())) and tv
-// as its scratch, at least 4·np long. It checks the shapes the assembly
-// relies on.
-func pairsForward(kern pairKernel, w2t, h1 []float64, act, nAct []int32, b2, w3, h2, t, tv []float64) {
+// takes w2t in panels (packPanels(·, w2t, units, m, kern.panel())), and tv
+// and ul as its scratch, at least 4·np and (np/4)·(units+1) long. It
+// checks the shapes the assembly relies on.
+func pairsForward(kern pairKernel, w2t, h1 []float64, act, nAct []int32, b2, w3, h2, t, tv []float64, ul []int32) {
 	if kern == pairGo {
 		pairsForwardGo(w2t, h1, act, nAct, b2, w3, h2, t)
 		return
@@ -137,7 +137,11 @@ func pairsForward(kern pairKernel, w2t, h1 []float64, act, nAct []int32, b2, w3,
 	tv = tv[:4*np]
 	clear(tv)
 	if kern == pairAVX512 {
-		pairsForwardDenseAVX512(&w2t[0], &h1[0], np, units, m, &b2[0], &w3[0], &h2[0], &tv[0])
+		if len(ul) < np/pairQuad*(units+1) {
+			panic("fednmf: pairsForward: scratch of the wrong shape")
+		}
+		unionLists(ul, h1, units)
+		pairsForwardDenseAVX512(&w2t[0], &h1[0], np, units, m, &b2[0], &w3[0], &h2[0], &tv[0], &ul[0])
 	} else {
 		pairsForwardDenseAVX2(&w2t[0], &h1[0], np, units, m, &b2[0], &w3[0], &h2[0], &tv[0])
 	}
@@ -206,5 +210,26 @@ func packPanels(dst, a []float64, rows, m, width int) {
 		for o := range m {
 			dst[(o/width)*rows*width+r*width+o%width] = a[r*m+o]
 		}
+	}
+}
+
+// unionLists writes, for each four pairs of h1 (rows of units), the
+// units active (h1 > 0) in any of them: the i-th four pairs' count at
+// ul[i·(units+1)], then the units in order. Pairs that share a document
+// share most of their active units (they add the same W1x·x), so the
+// AVX-512 forward kernel, which skips the others, does about as many
+// multiply-adds as the pair-by-pair loops.
+func unionLists(ul []int32, h1 []float64, units int) {
+	for i := range len(h1) / (pairQuad * units) {
+		r := h1[i*pairQuad*units : (i+1)*pairQuad*units]
+		l := ul[i*(units+1) : (i+1)*(units+1)]
+		n := 0
+		for u := range units {
+			if r[u] > 0 || r[units+u] > 0 || r[2*units+u] > 0 || r[3*units+u] > 0 {
+				n++
+				l[n] = int32(u)
+			}
+		}
+		l[0] = int32(n)
 	}
 }

@@ -41,10 +41,10 @@ func pairsGradZ1DenseAVX2(w2, dz2, h1 *float64, np, units, m int, dz1 *float64)
 func pairsGradW2DenseAVX2(gw2t, h1, dz2 *float64, np, units, m int)
 
 // pairsForwardDenseAVX512 is pairsForwardDenseAVX2 with m a multiple of
-// 16.
+// 16, over the units list gives for each four pairs (unionLists).
 //
 //go:noescape
-func pairsForwardDenseAVX512(w2t, h1 *float64, np, units, m int, b2, w3, h2, tv *float64)
+func pairsForwardDenseAVX512(w2t, h1 *float64, np, units, m int, b2, w3, h2, tv *float64, list *int32)
 
 // pairsGradZ1DenseAVX512 is pairsGradZ1DenseAVX2 with units a multiple of
 // 16.

@@ -392,10 +392,13 @@ gddone:
 // func pairsForwardDenseAVX512(w2t, h1 *float64, np, units, m int, b2, w3, h2, tv *float64)
 //
 // pairsForwardDenseAVX2 on blocks of 16 outputs (w2t in panels of 16
-// columns, R12 the block's): pair r's accumulators
+// columns, R12 the block's), but over the units listed for the four pairs
+// (those active in any of them; the others would add exactly nothing):
+// the list of the i-th four pairs is at list[i·(units+1)], its count
+// first and then the units in order. Pair r's accumulators
 // are Y(4r)–Y(4r+3); w2t's row in Y16–Y19, a broadcast in Y20, zero in
 // Y21, b2's block in Y22–Y25 and w3's in Y26–Y29.
-TEXT ·pairsForwardDenseAVX512(SB), NOSPLIT, $0-72
+TEXT ·pairsForwardDenseAVX512(SB), NOSPLIT, $24-80
 	MOVQ m+32(FP), DX
 	SHLQ $3, DX
 	LEAQ (DX)(DX*2), R10
@@ -405,6 +408,10 @@ TEXT ·pairsForwardDenseAVX512(SB), NOSPLIT, $0-72
 	VXORPD Y21, Y21, Y21
 	XORQ BX, BX
 	MOVQ w2t+0(FP), R12
+	MOVQ R8, AX
+	SHRQ $1, AX
+	ADDQ $4, AX
+	MOVQ AX, ls-24(SP)          // a quad's list in bytes
 
 efblock:
 	CMPQ BX, DX
@@ -422,7 +429,9 @@ efblock:
 	VMOVUPD 32(AX)(BX*1), Y27
 	VMOVUPD 64(AX)(BX*1), Y28
 	VMOVUPD 96(AX)(BX*1), Y29
-	MOVQ np+16(FP), R14
+	MOVQ np+16(FP), AX
+	MOVQ AX, nq-8(SP)
+	MOVQ list+72(FP), R14
 
 efquad:
 	VMOVAPD Y22, Y0
@@ -441,11 +450,17 @@ efquad:
 	VMOVAPD Y23, Y13
 	VMOVAPD Y24, Y14
 	VMOVAPD Y25, Y15
-	MOVQ R12, CX
-	MOVQ SI, AX
-	MOVQ units+24(FP), R13
+	MOVQ R14, lb-16(SP)
+	MOVLQSX (R14), R13
+	TESTQ R13, R13
+	JZ   efepi
 
 efunit:
+	ADDQ $4, R14
+	MOVLQSX (R14), CX
+	LEAQ (SI)(CX*8), AX
+	SHLQ $7, CX
+	ADDQ R12, CX
 	VMOVUPD 0(CX), Y16
 	VMOVUPD 32(CX), Y17
 	VMOVUPD 64(CX), Y18
@@ -470,10 +485,10 @@ efunit:
 	VFMADD231PD Y17, Y20, Y13
 	VFMADD231PD Y18, Y20, Y14
 	VFMADD231PD Y19, Y20, Y15
-	ADDQ $8, AX
-	ADDQ $128, CX
 	DECQ R13
 	JNZ  efunit
+
+efepi:
 
 	VMAXPD Y21, Y0, Y0
 	VMAXPD Y21, Y1, Y1
@@ -535,7 +550,9 @@ efunit:
 	LEAQ (SI)(R8*4), SI
 	LEAQ (DI)(DX*4), DI
 	ADDQ $128, R11
-	SUBQ $4, R14
+	MOVQ lb-16(SP), R14
+	ADDQ ls-24(SP), R14
+	SUBQ $4, nq-8(SP)
 	JNZ  efquad
 	ADDQ $128, BX
 	MOVQ R8, AX

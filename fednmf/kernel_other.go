@@ -24,7 +24,7 @@ func pairsGradW2DenseAVX2(gw2t, h1, dz2 *float64, np, units, m int) {
 	panic("fednmf: pairsGradW2DenseAVX2 without amd64")
 }
 
-func pairsForwardDenseAVX512(w2t, h1 *float64, np, units, m int, b2, w3, h2, tv *float64) {
+func pairsForwardDenseAVX512(w2t, h1 *float64, np, units, m int, b2, w3, h2, tv *float64, list *int32) {
 	panic("fednmf: pairsForwardDenseAVX512 without amd64")
 }
 

@@ -114,7 +114,7 @@ func testPairKernel(t *testing.T, kern pairKernel, name string, np, units, m int
 		got, gotT := make([]float64, np*m), slices.Clone(kg.t)
 		w2p := make([]float64, len(kg.w2t))
 		packPanels(w2p, kg.w2t, units, m, kern.panel())
-		pairsForward(kern, w2p, kg.h1, kg.act, kg.nAct, kg.b2, kg.w3, got, gotT, make([]float64, 4*np))
+		pairsForward(kern, w2p, kg.h1, kg.act, kg.nAct, kg.b2, kg.w3, got, gotT, make([]float64, 4*np), make([]int32, np/pairQuad*(units+1)))
 		for q := range np {
 			n := int(kg.nAct[q]) + 2
 			tolT := 2 * gamma(m+2) * math.Abs(kg.t[q])
