@@ -69,7 +69,8 @@ type smileWork struct {
 	act      []int32    // B²×Hidden1: pair p's active units (h1 > 0) from act[p·Hidden1]
 	nAct     []int32    // B²: the number of pair p's active units
 	tv       []float64  // pairsForward's scratch
-	ul       []int32    // pairsForward's scratch
+	ul       []int32    // pairsForward's and pairsBackward's scratch
+	mask     []uint16   // pairsBackward's scratch
 	kern     pairKernel // the form of the pair layers
 }
 
@@ -86,7 +87,8 @@ func newSmileWork(c critic, b int) *smileWork {
 		dz1: make([]float64, bb*Hidden1),
 		act: make([]int32, bb*Hidden1), nAct: make([]int32, bb),
 		tv:   make([]float64, 4*pairGroup),
-		ul:   make([]int32, pairGroup/pairQuad*(Hidden1+1)),
+		ul:   make([]int32, max(pairGroup/pairQuad*(Hidden1+1), chunkListsLen(pairGroup, Hidden2))),
+		mask: make([]uint16, pairGroup*Hidden2/16),
 		kern: pairKernelFor(Hidden1, Hidden2),
 	}
 }
@@ -277,7 +279,7 @@ func (c critic) smile(theta []float64, a *Matrix, cols []int, y []float64, tau f
 	gt = ws.gt[:np]
 	for p := 0; p < np; p += pairGroup {
 		e := min(p+pairGroup, np)
-		pairsBackward(ws.kern, w2b, w2t, gw2t, h1[p*Hidden1:e*Hidden1], act[p*Hidden1:e*Hidden1], nAct[p:e], h2[p*Hidden2:e*Hidden2], gt[p:e], w3, gw3, gb2, dz1[p*Hidden1:e*Hidden1])
+		pairsBackward(ws.kern, w2b, w2t, gw2t, h1[p*Hidden1:e*Hidden1], act[p*Hidden1:e*Hidden1], nAct[p:e], h2[p*Hidden2:e*Hidden2], gt[p:e], w3, gw3, gb2, dz1[p*Hidden1:e*Hidden1], ws.mask, ws.ul)
 	}
 	for o := range Hidden2 {
 		for u := range Hidden1 {

@@ -1,6 +1,10 @@
 package fednmf
 
-import "gonum.org/v1/gonum/floats"
+import (
+	"math/bits"
+
+	"gonum.org/v1/gonum/floats"
+)
 
 // The critic's pair layers over a group of pairs. Each has a plain-Go
 // form over the units of h₁ that relu left active (the reference, and the
@@ -153,9 +157,10 @@ func pairsForward(kern pairKernel, w2t, h1 []float64, act, nAct []int32, b2, w3,
 
 // pairsBackward is pairsBackwardGo, through the kernel kern; the
 // assembly reads W2 itself in w2 (m rows of units) in panels
-// (packPanels(·, w2, m, units, kern.panel())) instead of w2t, and sets
-// dz1 rather than add to it.
-func pairsBackward(kern pairKernel, w2, w2t, gw2t, h1 []float64, act, nAct []int32, h2, gt, w3, gw3, gb2, dz1 []float64) {
+// (packPanels(·, w2, m, units, kern.panel())) instead of w2t, sets dz1
+// rather than add to it, and takes mask and ul as its scratch, at least
+// np·m/16 and chunkListsLen(np, m) long.
+func pairsBackward(kern pairKernel, w2, w2t, gw2t, h1 []float64, act, nAct []int32, h2, gt, w3, gw3, gb2, dz1 []float64, mask []uint16, ul []int32) {
 	if kern == pairGo {
 		pairsBackwardGo(w2t, gw2t, h1, act, nAct, h2, gt, w3, gw3, gb2, dz1)
 		return
@@ -168,12 +173,16 @@ func pairsBackward(kern pairKernel, w2, w2t, gw2t, h1 []float64, act, nAct []int
 	if len(h2) != np*m || len(gt) != np || len(gw2t) != len(w2t) || len(w2) != len(w2t) || len(dz1) != len(h1) {
 		panic("fednmf: pairsBackward: gradients of the wrong shape")
 	}
-	pairsGradZ2AVX2(np, m, &h2[0], &gt[0], &w3[0], &gw3[0], &gb2[0])
+	if len(mask) < np*m/16 || len(ul) < chunkListsLen(np, m) {
+		panic("fednmf: pairsBackward: scratch of the wrong shape")
+	}
+	pairsGradZ2AVX2(np, m, &h2[0], &gt[0], &w3[0], &gw3[0], &gb2[0], &mask[0])
 	if kern == pairAVX512 {
 		if units%16 != 0 {
 			panic("fednmf: pairsBackward: units not a multiple of 16")
 		}
-		pairsGradZ1DenseAVX512(&w2[0], &h2[0], &h1[0], np, units, m, &dz1[0])
+		chunkLists(ul, mask, np, m)
+		pairsGradZ1DenseAVX512(&w2[0], &h2[0], &h1[0], np, units, m, &dz1[0], &ul[0])
 		pairsGradW2DenseAVX512(&gw2t[0], &h1[0], &h2[0], np, units, m)
 		return
 	}
@@ -231,5 +240,41 @@ func unionLists(ul []int32, h1 []float64, units int) {
 			}
 		}
 		l[0] = int32(n)
+	}
+}
+
+// zChunk is the number of outputs the AVX-512 kernel of ∂Î/∂z1 takes at a
+// time: the chunk of W2's panel stays in the first-level cache.
+const zChunk = 128
+
+// chunkListsLen returns the length of chunkLists's lists for np pairs and
+// a width m.
+func chunkListsLen(np, m int) int {
+	return (m + zChunk - 1) / zChunk * (np / pairQuad) * (zChunk + 1)
+}
+
+// chunkLists writes, for each chunk c of zChunk outputs and each four
+// pairs i, the outputs where any of the four has a bit in mask (np rows
+// of m/16 words, as pairsGradZ2AVX2 leaves them): the count at
+// ul[(c·np/4 + i)·(zChunk+1)], then the outputs in order. Where h2 ≤ 0
+// for all four, dz2 is zero and the kernel skips the output.
+func chunkLists(ul []int32, mask []uint16, np, m int) {
+	words, nq := m/16, np/pairQuad
+	for c := 0; c*zChunk < m; c++ {
+		lo, hi := c*zChunk/16, min((c+1)*zChunk, m)/16
+		for i := range nq {
+			l := ul[(c*nq+i)*(zChunk+1) : (c*nq+i+1)*(zChunk+1)]
+			r := mask[i*pairQuad*words : (i+1)*pairQuad*words]
+			n := 0
+			for wd := lo; wd < hi; wd++ {
+				b := r[wd] | r[words+wd] | r[2*words+wd] | r[3*words+wd]
+				for b != 0 {
+					n++
+					l[n] = int32(wd*16 + bits.TrailingZeros16(b))
+					b &= b - 1
+				}
+			}
+			l[0] = int32(n)
+		}
 	}
 }

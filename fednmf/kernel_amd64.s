@@ -2,11 +2,12 @@
 
 #include "textflag.h"
 
-// func pairsGradZ2AVX2(np, m int, h2, gt, w3, gw3, gb2 *float64)
+// func pairsGradZ2AVX2(np, m int, h2, gt, w3, gw3, gb2 *float64, mask *uint16)
 //
 // Pair by pair, 16 outputs at a time: gw3 += gt_q·h2_q (fused), dz2 =
-// gt_q·w3 masked where h2_q ≤ 0, gb2 += dz2, h2_q = dz2.
-TEXT ·pairsGradZ2AVX2(SB), NOSPLIT, $0-56
+// gt_q·w3 masked where h2_q ≤ 0, gb2 += dz2, h2_q = dz2, and the next
+// word of mask has bit i set where h2_q > 0 at the i-th of the 16.
+TEXT ·pairsGradZ2AVX2(SB), NOSPLIT, $0-64
 	MOVQ m+8(FP), DX
 	SHLQ $3, DX
 	MOVQ h2+16(FP), R11         // h2_q
@@ -15,6 +16,7 @@ TEXT ·pairsGradZ2AVX2(SB), NOSPLIT, $0-56
 	MOVQ gb2+48(FP), R12
 	VXORPD Y13, Y13, Y13        // 0
 	XORQ R14, R14               // q
+	MOVQ mask+56(FP), R13
 
 zzpair:
 	CMPQ R14, np+0(FP)
@@ -44,6 +46,18 @@ zzout:
 	VCMPPD $0x0e, Y13, Y1, Y1
 	VCMPPD $0x0e, Y13, Y2, Y2
 	VCMPPD $0x0e, Y13, Y3, Y3
+	VMOVMSKPD Y0, SI
+	VMOVMSKPD Y1, CX
+	SHLL $4, CX
+	ORL  CX, SI
+	VMOVMSKPD Y2, CX
+	SHLL $8, CX
+	ORL  CX, SI
+	VMOVMSKPD Y3, CX
+	SHLL $12, CX
+	ORL  CX, SI
+	MOVW SI, (R13)
+	ADDQ $2, R13
 	VMULPD 0(R10)(BX*1), Y12, Y4
 	VMULPD 32(R10)(BX*1), Y12, Y5
 	VMULPD 64(R10)(BX*1), Y12, Y6
@@ -566,8 +580,12 @@ efdone:
 
 // func pairsGradZ1DenseAVX512(w2, dz2, h1 *float64, np, units, m int, dz1 *float64)
 //
-// pairsGradZ1DenseAVX2 on blocks of 16 units (units a multiple of 16), in
-// chunks of 128 outputs o so that the chunk of W2's panel (16 KB) stays in
+// pairsGradZ1DenseAVX2 on blocks of 16 units (units a multiple of 16),
+// over the outputs o listed for the four pairs (those where any of their
+// dz2 may be non-zero; the others would add exactly nothing), in chunks
+// of 128 outputs: the list of the i-th four pairs in chunk c is at
+// list[(c·np/4 + i)·129], its count first and then the outputs in order.
+// The chunks go so that the chunk of W2's panel (16 KB) stays in
 // the first-level cache over the pairs: pair r's accumulators are
 // Y(4r)–Y(4r+3), starting at zero for the first chunk and at the sum so
 // far (stored in dz1) for the others; w2's row Y16–Y19, a broadcast Y20.
@@ -576,11 +594,12 @@ efdone:
 // chain of fused multiply-adds over o in order as without chunks.
 //
 // Registers: DX a row of dz2 in bytes, R10 three; R8 a row of h1 and dz1,
-// R9 three; BX the block's byte offset; R12 the block's panel at the
-// chunk; SI the four pairs' rows of dz2 at the chunk, DI of h1, R11 of
-// dz1; CX, AX the inner loop's pointers; R13, R14 counts; kc the chunk's
-// byte offset in a row of dz2.
-TEXT ·pairsGradZ1DenseAVX512(SB), NOSPLIT, $8-56
+// R9 three; BX the block's byte offset; R12 the block's panel; SI the four
+// pairs' rows of dz2, DI of h1, R11 of dz1; R14 the list; CX, AX the inner
+// loop's pointers; R13 the count. On the stack: kc the chunk's byte offset
+// in a row of dz2, cl its lists, nq the pairs left, lb the four pairs'
+// list.
+TEXT ·pairsGradZ1DenseAVX512(SB), NOSPLIT, $32-64
 	MOVQ m+40(FP), DX
 	SHLQ $3, DX
 	LEAQ (DX)(DX*2), R10
@@ -588,22 +607,23 @@ TEXT ·pairsGradZ1DenseAVX512(SB), NOSPLIT, $8-56
 	SHLQ $3, R8
 	LEAQ (R8)(R8*2), R9
 	MOVQ $0, kc-8(SP)
+	MOVQ list+56(FP), AX
+	MOVQ AX, cl-16(SP)
 
 ezchunk:
 	MOVQ kc-8(SP), AX
 	CMPQ AX, DX
 	JGE  ezdone
 	XORQ BX, BX
-	MOVQ AX, R12
-	SHLQ $4, R12
-	ADDQ w2+0(FP), R12
+	MOVQ w2+0(FP), R12
 
 ezblock:
 	MOVQ dz2+8(FP), SI
-	ADDQ kc-8(SP), SI
 	MOVQ h1+16(FP), DI
 	MOVQ dz1+48(FP), R11
-	MOVQ np+24(FP), R14
+	MOVQ np+24(FP), AX
+	MOVQ AX, nq-24(SP)
+	MOVQ cl-16(SP), R14
 
 ezquad:
 	LEAQ (R11)(BX*1), CX
@@ -646,18 +666,17 @@ ezload:
 	VMOVUPD 96(CX)(R9*1), Y15
 
 ezstart:
-	MOVQ DX, R13
-	SUBQ kc-8(SP), R13
-	SHRQ $3, R13
-	CMPQ R13, $128
-	JLE  ezcount
-	MOVQ $128, R13
-
-ezcount:
-	MOVQ R12, CX
-	MOVQ SI, AX
+	MOVQ R14, lb-32(SP)
+	MOVLQSX (R14), R13
+	TESTQ R13, R13
+	JZ   ezstore
 
 ezout:
+	ADDQ $4, R14
+	MOVLQSX (R14), CX
+	LEAQ (SI)(CX*8), AX
+	SHLQ $7, CX
+	ADDQ R12, CX
 	VMOVUPD 0(CX), Y16
 	VMOVUPD 32(CX), Y17
 	VMOVUPD 64(CX), Y18
@@ -682,11 +701,10 @@ ezout:
 	VFMADD231PD Y17, Y20, Y13
 	VFMADD231PD Y18, Y20, Y14
 	VFMADD231PD Y19, Y20, Y15
-	ADDQ $8, AX
-	ADDQ $128, CX
 	DECQ R13
 	JNZ  ezout
 
+ezstore:
 	LEAQ (R11)(BX*1), CX
 	VMOVUPD Y0, 0(CX)
 	VMOVUPD Y1, 32(CX)
@@ -779,7 +797,9 @@ eznext:
 	LEAQ (SI)(DX*4), SI
 	LEAQ (DI)(R8*4), DI
 	LEAQ (R11)(R8*4), R11
-	SUBQ $4, R14
+	MOVQ lb-32(SP), R14
+	ADDQ $516, R14
+	SUBQ $4, nq-24(SP)
 	JNZ  ezquad
 	ADDQ $128, BX
 	MOVQ DX, AX
@@ -788,6 +808,7 @@ eznext:
 	CMPQ BX, R8
 	JLT  ezblock
 	ADDQ $1024, kc-8(SP)
+	MOVQ R14, cl-16(SP)
 	JMP  ezchunk
 
 ezdone:

@@ -12,7 +12,7 @@ func pairsForwardDenseAVX2(w2t, h1 *float64, np, units, m int, b2, w3, h2, tv *f
 	panic("fednmf: pairsForwardDenseAVX2 without amd64")
 }
 
-func pairsGradZ2AVX2(np, m int, h2, gt, w3, gw3, gb2 *float64) {
+func pairsGradZ2AVX2(np, m int, h2, gt, w3, gw3, gb2 *float64, mask *uint16) {
 	panic("fednmf: pairsGradZ2AVX2 without amd64")
 }
 
@@ -28,7 +28,7 @@ func pairsForwardDenseAVX512(w2t, h1 *float64, np, units, m int, b2, w3, h2, tv 
 	panic("fednmf: pairsForwardDenseAVX512 without amd64")
 }
 
-func pairsGradZ1DenseAVX512(w2, dz2, h1 *float64, np, units, m int, dz1 *float64) {
+func pairsGradZ1DenseAVX512(w2, dz2, h1 *float64, np, units, m int, dz1 *float64, list *int32) {
 	panic("fednmf: pairsGradZ1DenseAVX512 without amd64")
 }
 

@@ -147,7 +147,7 @@ func testPairKernel(t *testing.T, kern pairKernel, name string, np, units, m int
 		}
 		w2q := make([]float64, len(w2))
 		packPanels(w2q, w2, m, units, kern.panel())
-		pairsBackward(kern, w2q, kg.w2t, gw2t, kg.h1, kg.act, kg.nAct, gotH2, kg.gt, kg.w3, gw3, gb2, d1)
+		pairsBackward(kern, w2q, kg.w2t, gw2t, kg.h1, kg.act, kg.nAct, gotH2, kg.gt, kg.w3, gw3, gb2, d1, make([]uint16, np*m/16), make([]int32, chunkListsLen(np, m)))
 		for o := range m {
 			absGw3, absGb2 := math.Abs(kg.gw3[o]), math.Abs(kg.gb2[o])
 			for q := range np {
