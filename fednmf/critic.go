@@ -95,11 +95,11 @@ func newSmileWork(c critic, b int) *smileWork {
 
 // pairGroup is the number of pairs the second layer's kernels take at a
 // time (a multiple of pairQuad): the group's h1 and the blocks of its h2
-// the AVX2 kernels go over stay in the first-level cache.
+// the assembly goes over stay in the first-level cache.
 const pairGroup = 64
 
-// padPairs returns n rounded up to a multiple of pairQuad: the AVX2
-// kernels take pairs four at a time, and the pairs past B² have h1 = 0
+// padPairs returns n rounded up to a multiple of pairQuad: the assembly
+// takes pairs four at a time, and the pairs past B² have h1 = 0
 // and ∂Î/∂T = 0, so they add exactly nothing to the gradients.
 func padPairs(n int) int { return (n + pairQuad - 1) / pairQuad * pairQuad }
 
