@@ -113,6 +113,9 @@ func (p *Party) learnSum(ctx context.Context, task *Task, sl SumLearner) (fresh 
 		return false, nil, nil
 	}
 	spec := sl.SumSpec()
+	if rl, ok := sl.(RoundSumLearner); ok {
+		spec = rl.SumSpecFor(task.Round)
+	}
 	if err := checkSumSpec(spec); err != nil {
 		return false, nil, fmt.Errorf("fed: party %s: secure aggregation: %w", p.cfg.ID, err)
 	}

@@ -84,6 +84,16 @@ type SumLearner interface {
 	LearnSum(round int, broadcast []byte) (values []int64, spent []privacy.Event, err error)
 }
 
+// RoundSumLearner is implemented by SumLearners whose distributed noise
+// differs from round to round (a noise schedule). Before LearnSum the
+// engine asks it for the spec of the round it is about to learn, so that a
+// party that missed rounds (dropped out under a threshold below the number
+// of parties) adds that round's share of the noise and no other.
+type RoundSumLearner interface {
+	SumLearner
+	SumSpecFor(round int) SumSpec
+}
+
 // SumAggregator is implemented by Aggregators whose aggregate is a sum of
 // the updates. With secure aggregation on, the engine calls AggregateSum
 // with the sum of the updates of the parties in included (ascending party

@@ -75,10 +75,11 @@ func TestScheduleCharges(t *testing.T) {
 	}
 }
 
-// TestScheduleSecureRoundOrder: under distributed noise with a schedule a
-// party learns the rounds in order (the engine reads the next round's
-// noise from SumSpec before LearnSum), and refuses a round out of order.
-func TestScheduleSecureRoundOrder(t *testing.T) {
+// TestScheduleSecureRoundSpec: under distributed noise with a schedule the
+// engine reads each round's own noise from SumSpecFor, so a party that
+// missed rounds adds the share of the round it learns, and LearnSum takes
+// a round out of order (a dropout's return).
+func TestScheduleSecureRoundSpec(t *testing.T) {
 	parts, vocab := synthData(t, 4, 60, 240, 9)
 	setup := fedSetup(vocab, `{"topics":4,"rounds":4,"max_doc_tokens":20,"epsilon":4,"schedule_growth":2,"secure_threshold":2}`)
 	agg, err := pctd.NewAggregator(setup)
@@ -89,13 +90,19 @@ func TestScheduleSecureRoundOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var _ fed.RoundSumLearner = l
 	init, err := agg.Init()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg, _ := pctd.ParseConfig(setup.Params)
-	if got, want := l.SumSpec().Sigma, cfg.NoiseStdAt(1)*(1<<pctd.SecureFracBits); got != want {
-		t.Errorf("SumSpec before round 1: σ %v; want round 1's %v", got, want)
+	for round := 1; round <= 4; round++ {
+		if got, want := l.SumSpecFor(round).Sigma, cfg.NoiseStdAt(round)*(1<<pctd.SecureFracBits); got != want {
+			t.Errorf("SumSpecFor(%d): σ %v; want round %d's %v", round, got, round, want)
+		}
+	}
+	if cfg.NoiseStdAt(1) == cfg.NoiseStdAt(3) {
+		t.Fatalf("rounds 1 and 3 have the same noise %v: the test cannot tell them apart", cfg.NoiseStdAt(1))
 	}
 	if _, _, err := l.LearnSum(1, init.Payload); err != nil {
 		t.Fatal(err)
@@ -103,8 +110,12 @@ func TestScheduleSecureRoundOrder(t *testing.T) {
 	if got, want := l.SumSpec().Sigma, cfg.NoiseStdAt(2)*(1<<pctd.SecureFracBits); got != want {
 		t.Errorf("SumSpec after round 1: σ %v; want round 2's %v", got, want)
 	}
-	if _, _, err := l.LearnSum(3, init.Payload); err == nil {
-		t.Errorf("LearnSum(3) after round 1 succeeded; want a refusal")
+	// Round 2 missed: round 3 is learned and charged as round 3.
+	if _, _, err := l.LearnSum(3, init.Payload); err != nil {
+		t.Errorf("LearnSum(3) after round 1: %v; want the round learned", err)
+	}
+	if got, want := l.SumSpec().Sigma, cfg.NoiseStdAt(4)*(1<<pctd.SecureFracBits); got != want {
+		t.Errorf("SumSpec after round 3: σ %v; want round 4's %v", got, want)
 	}
 }
 

@@ -259,9 +259,13 @@ func (c Config) checkClear(round int) error {
 }
 
 // SumSpec implements fed.SumLearner: the spec of the party's next round,
-// the one after the last it learned, whose distributed noise the engine
-// adds next (the engine asks before LearnSum; LearnSum checks the round).
+// the one after the last it learned.
 func (l *Learner) SumSpec() fed.SumSpec { return l.cfg.sumSpec(len(l.vocab), l.round+1) }
+
+// SumSpecFor implements fed.RoundSumLearner: the spec of round, whose
+// distributed noise (under a schedule, round's own) the engine adds to
+// the vector LearnSum returns for it, whichever rounds the party missed.
+func (l *Learner) SumSpecFor(round int) fed.SumSpec { return l.cfg.sumSpec(len(l.vocab), round) }
 
 // LearnSum implements fed.SumLearner: the round's M_t on the grid. With
 // distributed noise it is the exact M_t (the engine adds the party's
@@ -270,11 +274,6 @@ func (l *Learner) SumSpec() fed.SumSpec { return l.cfg.sumSpec(len(l.vocab), l.r
 func (l *Learner) LearnSum(round int, broadcast []byte) ([]int64, []privacy.Event, error) {
 	if l.cfg.Variant != VariantSSP {
 		return nil, nil, fmt.Errorf("pctd: round %d: the %s variant cannot run under secure aggregation: its noise is inside the E-step", round, l.cfg.Variant)
-	}
-	if l.cfg.distributed() && l.cfg.scheduled() && round != l.round+1 {
-		// SumSpec, which the engine read before this call, gave round
-		// l.round+1's noise: the share added would not be this round's.
-		return nil, nil, fmt.Errorf("pctd: round %d: party %s last learned round %d: with a noise schedule under distributed noise a party learns every round in order", round, l.id, l.round)
 	}
 	phi, err := decodeModel(broadcast, l.cfg.Topics, len(l.vocab))
 	if err != nil {
