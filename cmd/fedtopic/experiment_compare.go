@@ -796,8 +796,8 @@ recommendation.`,
 			if f.iterations < 1 {
 				return usagef("--iterations %d: want at least 1", f.iterations)
 			}
-			if !(f.ftmMaxNoise >= 1) || math.IsInf(f.ftmMaxNoise, 0) {
-				return usagef("--ftm-max-noise %v: want a finite number of entries ≥ 1", f.ftmMaxNoise)
+			if err := checkFTMMaxNoise(f.ftmMaxNoise); err != nil {
+				return err
 			}
 			all := compareVariants()
 			if err := parseRounds(f.rounds, all); err != nil {
@@ -881,7 +881,7 @@ recommendation.`,
 	fs.StringVar(&f.rounds, "rounds", "", "candidate rounds per method or variant, chosen on the development documents: pctd=5|10|20,fednmf=30 (defaults: ftm 5, pctd 5|10|20, fedlda 20, fednmf 30)")
 	fs.IntVar(&f.iterations, "iterations", 300, "sweeps of the parties' and the pooled model's samplers")
 	fs.Float64Var(&f.nmfClip, "fednmf-clip", 1, "DP-FedNMF: S, the L2 norm each party's update is clipped to")
-	fs.Float64Var(&f.ftmMaxNoise, "ftm-max-noise", defaultFTMMaxNoise, "FTM: the most noise entries a token's privatized vector keeps in expectation; where FTM's default threshold τ leaves more (at a small ε per word occurrence), τ is raised to ln(V/(2·cap))/ε, a public setting that costs nothing")
+	registerFTMMaxNoise(fs, &f.ftmMaxNoise)
 	fs.StringVarP(&f.outDir, "out", "o", "", "directory to write compare.jsonl to (required)")
 	return cmd
 }

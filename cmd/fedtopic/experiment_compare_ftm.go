@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/spf13/pflag"
+
 	"github.com/fedtopic/fedtopic/ftm"
 	"github.com/fedtopic/fedtopic/privacy"
 )
@@ -60,14 +62,18 @@ func ftmTau(eps float64, v int, maxNoise float64) (ftmThreshold, error) {
 	return ftmThreshold{}, fmt.Errorf("ftm threshold: no τ keeps %v noise entries per token at ε = %v per word, V = %d", maxNoise, eps, v)
 }
 
-// ftmMaxNoise returns the run's cap on the noise entries per token:
-// --ftm-max-noise, or defaultFTMMaxNoise where the flags were not parsed
-// (another experiment building its own compare run).
-func (c *compareRun) ftmMaxNoise() float64 {
-	if c.f.ftmMaxNoise == 0 {
-		return defaultFTMMaxNoise
+// registerFTMMaxNoise registers --ftm-max-noise, the cap of ftmTau, on
+// fs into p (compare and e8 share it).
+func registerFTMMaxNoise(fs *pflag.FlagSet, p *float64) {
+	fs.Float64Var(p, "ftm-max-noise", defaultFTMMaxNoise, "FTM: the most noise entries a token's privatized vector keeps in expectation; where FTM's default threshold τ leaves more (at a small ε per word occurrence), τ is raised to ln(V/(2·cap))/ε, a public setting that costs nothing")
+}
+
+// checkFTMMaxNoise checks --ftm-max-noise.
+func checkFTMMaxNoise(v float64) error {
+	if !(v >= 1) || math.IsInf(v, 0) {
+		return usagef("--ftm-max-noise %v: want a finite number of entries ≥ 1", v)
 	}
-	return c.f.ftmMaxNoise
+	return nil
 }
 
 // ftmParams builds FTM's parameters: the knob is ε per word occurrence,
@@ -80,7 +86,7 @@ func ftmParams(c *compareRun, x float64, r int, noNoise bool) (any, error) {
 		cfg.Epsilon, cfg.Unit, cfg.Debias = 0, "", ""
 		return cfg, cfg.Validate()
 	}
-	th, err := ftmTau(x, len(c.x.data.vocab), c.ftmMaxNoise())
+	th, err := ftmTau(x, len(c.x.data.vocab), c.f.ftmMaxNoise)
 	if err != nil {
 		return nil, err
 	}

@@ -334,6 +334,9 @@ predicts the next content word.`,
 			case f.adldaRounds < 0:
 				return usagef("--adlda-rounds %d: want ≥ 0 (0 skips AD-LDA)", f.adldaRounds)
 			}
+			if err := checkFTMMaxNoise(f.ftmMaxNoise); err != nil {
+				return err
+			}
 			all := compareVariants()
 			if err := parseRounds(f.rounds, all); err != nil {
 				return err
@@ -373,7 +376,7 @@ predicts the next content word.`,
 	fs.StringVar(&f.rounds, "rounds", "", "candidate rounds per method or variant, chosen on the development documents: pctd=5|10|20,fednmf=30 (defaults: ftm 5, pctd 5|10|20, fedlda 20, fednmf 30)")
 	fs.IntVar(&f.iterations, "iterations", 300, "sweeps of the parties' and the pooled model's samplers")
 	fs.Float64Var(&f.nmfClip, "fednmf-clip", 1, "DP-FedNMF: S, the L2 norm each party's update is clipped to")
-	fs.Float64Var(&f.ftmMaxNoise, "ftm-max-noise", defaultFTMMaxNoise, "FTM: the most noise entries a token's privatized vector keeps in expectation; where FTM's default threshold τ leaves more, τ is raised (a public setting that costs nothing)")
+	registerFTMMaxNoise(fs, &f.ftmMaxNoise)
 	fs.IntVar(&f.adldaRounds, "adlda-rounds", 100, "rounds of AD-LDA, the non-private federated reference (one sweep each); 0 skips it")
 	fs.IntVar(&f.order, "order", 3, "n-gram order: 2 (bigram) or 3 (trigram)")
 	fs.Float64Var(&f.lambda, "lambda", lm.DefaultLambda, "λ, the topic model's weight, at which the claim is checked")
